@@ -1,0 +1,649 @@
+"""Automatic instrumentation of Python programs under `strata run`.
+
+Loaded by python/autoload/sitecustomize.py at interpreter start-up. Nothing is
+imported eagerly: an import hook patches a library right after the program (or
+a library) imports it. See docs/python.md for every patch and its cost.
+
+Environment switches (all read once at start-up):
+  STRATA_PY=0          no automatic instrumentation at all
+  STRATA_PY_TORCH=0    leave torch alone        STRATA_PY_NUMPY=0  leave numpy alone
+  STRATA_PY_PIL=0      leave Pillow alone       STRATA_PY_H5PY=0   leave h5py alone
+  STRATA_PY_DEEP=1     expensive instrumentation: one event per dataset sample
+                       (Dataset.__getitem__, with a `sample` tag) and per
+                       nn.Module call at every depth, not only the top level
+  STRATA_PY_DEBUG=1    print patching errors on stderr
+"""
+import functools
+import os
+import sys
+import threading
+
+from . import _capi
+
+_installed = False
+_DEEP = os.environ.get("STRATA_PY_DEEP", "0") == "1"
+_DEBUG = os.environ.get("STRATA_PY_DEBUG", "0") == "1"
+
+# Bound in install() when the runtime is recording.
+_now = _complete = _complete_io = None
+_tag_set_int = _tag_set_str = _tag_unset = _tag_save = _tag_restore = None
+
+# Categories written by the automatic instrumentation.
+CAT_LOADER = b"dataloader"
+CAT_COMPUTE = b"compute"
+CAT_CKPT = b"checkpoint"
+CAT_NUMPY = b"numpy"
+CAT_PIL = b"PIL"
+CAT_H5PY = b"h5py"
+
+K_EPOCH, K_STEP, K_WORKER, K_SAMPLE = b"epoch", b"step", b"worker", b"sample"
+
+
+def _debug(msg):
+    if _DEBUG:
+        import traceback
+        print("strata: " + msg, file=sys.stderr)
+        traceback.print_exc()
+
+
+def _pathb(f):
+    """Path of a file argument (str, bytes, PathLike or an open file object)."""
+    try:
+        p = os.fspath(f)
+    except TypeError:
+        p = getattr(f, "name", None)
+        if not isinstance(p, (str, bytes)):
+            return None
+    if isinstance(p, str):
+        return p.encode("utf-8", "surrogateescape")
+    return p
+
+
+def _is_pathlike(f):
+    return isinstance(f, (str, bytes, os.PathLike))
+
+
+# --------------------------------------------------------------------------
+# Import hook: run a patcher right after a watched module finished executing.
+
+_PATCHERS = {}     # module name -> function(module)
+_patched = set()
+
+
+class _PostImportFinder:
+    """A meta path finder that only wraps the loader of watched modules so that
+    their patcher runs after the module body; it finds nothing itself."""
+
+    def __init__(self):
+        self._busy = set()
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in _PATCHERS or name in self._busy or name in _patched:
+            return None
+        import importlib.util
+        self._busy.add(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        except Exception:
+            return None
+        finally:
+            self._busy.discard(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader = spec.loader
+        orig_exec = loader.exec_module
+
+        def exec_module(module, _orig=orig_exec, _name=name):
+            _orig(module)
+            try:
+                del loader.exec_module  # back to the class method
+            except AttributeError:
+                pass
+            _run_patcher(_name, module)
+
+        loader.exec_module = exec_module
+        return spec
+
+    def invalidate_caches(self):
+        pass
+
+
+def _run_patcher(name, module):
+    if name in _patched:
+        return
+    _patched.add(name)
+    try:
+        _PATCHERS[name](module)
+    except Exception:
+        _debug("patching %s failed" % name)
+
+
+def _watch(name, patcher):
+    _PATCHERS[name] = patcher
+    mod = sys.modules.get(name)
+    if mod is not None:  # imported before install(): patch now
+        _run_patcher(name, mod)
+
+
+# --------------------------------------------------------------------------
+# torch
+
+_tl = threading.local()       # per-thread depth of traced calls
+_epochs = {}                  # id(dataset) -> epochs started (main process)
+_cls_names = {}
+
+
+class _EpochInit:
+    """worker_init_fn carrying the epoch number to DataLoader workers (forked,
+    spawned or forkserver). Calls the user's worker_init_fn unchanged. Pickles
+    as long as the user's function does, exactly as before."""
+
+    def __init__(self, fn, epoch):
+        self.fn = fn
+        self.epoch = epoch
+
+    def __call__(self, worker_id):
+        if self.fn is not None:
+            return self.fn(worker_id)
+
+
+class _WorkerState:
+    __slots__ = ("epoch", "step", "t0")
+
+    def __init__(self, epoch):
+        self.epoch = epoch
+        self.step = None
+        self.t0 = None
+
+
+class _IndexQueue:
+    """Worker side of the index queue: sets the `step` tag to the batch index of
+    each task the worker receives and counts epochs of persistent workers."""
+
+    def __init__(self, q, st, resume_cls):
+        self._q = q
+        self._st = st
+        self._resume = resume_cls
+
+    def get(self, *args, **kwargs):
+        r = self._q.get(*args, **kwargs)
+        st = self._st
+        if type(r) is tuple and len(r) == 2 and type(r[0]) is int:
+            st.step = r[0]
+            _tag_set_int(K_STEP, r[0])
+            st.t0 = _now()
+        elif self._resume is not None and isinstance(r, self._resume):
+            st.epoch += 1
+            _tag_set_int(K_EPOCH, st.epoch)
+        return r
+
+    def __getattr__(self, attr):
+        return getattr(self._q, attr)
+
+
+class _DataQueue:
+    """Worker side of the result queue: a batch leaving the worker closes its
+    `dataloader.batch` event (sampling + __getitem__ + collate)."""
+
+    def __init__(self, q, st):
+        self._q = q
+        self._st = st
+
+    def put(self, obj, *args, **kwargs):
+        st = self._st
+        if st.t0 is not None and type(obj) is tuple and len(obj) == 2 and obj[0] == st.step:
+            _complete(b"dataloader.batch", CAT_LOADER, st.t0, _now() - st.t0)
+            st.t0 = None
+            try:
+                return self._q.put(obj, *args, **kwargs)
+            finally:
+                _tag_unset(K_STEP)
+        return self._q.put(obj, *args, **kwargs)
+
+    def __getattr__(self, attr):
+        return getattr(self._q, attr)
+
+
+def _timed(fn, name, cat):
+    nb = name
+    if fn is None:
+        return None
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        t0 = _now()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _complete(nb, cat, t0, _now() - t0)
+    wrapper._strata_timed = True
+    return wrapper
+
+
+def _getitem(ds, i):
+    if type(i) is int:
+        _tag_set_int(K_SAMPLE, i)
+    else:
+        _tag_set_str(K_SAMPLE, str(i).encode("utf-8", "surrogateescape"))
+    t0 = _now()
+    try:
+        return ds[i]
+    finally:
+        _complete(b"dataset.getitem", CAT_LOADER, t0, _now() - t0)
+        _tag_unset(K_SAMPLE)
+
+
+def _patch_dataloader(torch):
+    import inspect
+    from torch.utils.data import dataloader as dl
+    from torch.utils.data._utils import fetch as ft
+    from torch.utils.data._utils import worker as wk
+
+    # -- main process: epochs, iterator creation, batch waits ---------------
+    DataLoader = dl.DataLoader
+    orig_iter = DataLoader.__iter__
+
+    @functools.wraps(orig_iter)
+    def __iter__(self):
+        key = id(self.dataset)
+        epoch = _epochs.get(key, -1) + 1
+        _epochs[key] = epoch
+        _tag_set_int(K_EPOCH, epoch)
+        _tag_unset(K_STEP)
+        t0 = _now()
+        init_fn = self.worker_init_fn
+        swap = self.num_workers > 0 and not isinstance(init_fn, _EpochInit)
+        if swap:
+            self.worker_init_fn = _EpochInit(init_fn, epoch)
+        try:
+            it = orig_iter(self)
+        finally:
+            if swap:
+                self.worker_init_fn = init_fn
+        _complete(b"dataloader.iter", CAT_LOADER, t0, _now() - t0)
+        try:
+            it._strata_epoch = epoch
+            it._strata_t0 = t0
+        except Exception:
+            pass
+        return it
+
+    DataLoader.__iter__ = __iter__
+
+    Base = dl._BaseDataLoaderIter
+    orig_next = Base.__next__
+
+    @functools.wraps(orig_next)
+    def __next__(self):
+        _tag_set_int(K_STEP, self._num_yielded)
+        t0 = _now()
+        try:
+            data = orig_next(self)
+        except StopIteration:
+            _tag_unset(K_STEP)
+            ep_t0 = self.__dict__.pop("_strata_t0", None)
+            if ep_t0 is not None:
+                saved = _tag_save()
+                _tag_set_int(K_EPOCH, self._strata_epoch)
+                _complete(b"dataloader.epoch", CAT_LOADER, ep_t0, _now() - ep_t0)
+                _tag_restore(saved)
+            raise
+        except BaseException:
+            _complete(b"dataloader.next", CAT_LOADER, t0, _now() - t0)
+            raise
+        _complete(b"dataloader.next", CAT_LOADER, t0, _now() - t0)
+        return data
+
+    Base.__next__ = __next__
+
+    # -- worker processes: worker/epoch/step tags, one event per batch -------
+    orig_loop = wk._worker_loop
+    sig = inspect.signature(orig_loop)
+    resume_cls = getattr(wk, "_ResumeIteration", None)
+
+    @functools.wraps(orig_loop)
+    def _worker_loop(*args, **kwargs):
+        try:
+            ba = sig.bind(*args, **kwargs)
+            a = ba.arguments
+            worker_id = a["worker_id"]
+            init_fn = a.get("init_fn")
+            epoch = init_fn.epoch if isinstance(init_fn, _EpochInit) else 0
+            st = _WorkerState(epoch)
+            _tag_set_int(K_WORKER, worker_id)
+            _tag_set_int(K_EPOCH, epoch)
+            _tag_unset(K_STEP)
+            _capi.lib.strata_thread_name(b"DataLoader worker %d" % worker_id)
+            _capi.lib.strata_set_metadata(b"dataloader_worker", b"%d" % worker_id)
+            a["index_queue"] = _IndexQueue(a["index_queue"], st, resume_cls)
+            a["data_queue"] = _DataQueue(a["data_queue"], st)
+            args, kwargs = ba.args, ba.kwargs
+        except Exception:
+            _debug("DataLoader worker instrumentation failed")
+        t0 = _now()
+        try:
+            return orig_loop(*args, **kwargs)
+        finally:
+            _tag_unset(K_STEP)
+            _complete(b"dataloader.worker", CAT_LOADER, t0, _now() - t0)
+            _capi.lib.strata_flush()  # workers leave through os._exit
+
+    wk._worker_loop = _worker_loop
+
+    # -- fetchers (main process with num_workers=0, and workers) ----------------
+    Fetcher = ft._BaseDatasetFetcher
+    orig_finit = Fetcher.__init__
+
+    @functools.wraps(orig_finit)
+    def fetcher_init(self, dataset, auto_collation, collate_fn, drop_last, *args, **kwargs):
+        if collate_fn is not None and not getattr(collate_fn, "_strata_timed", False):
+            collate_fn = _timed(collate_fn, b"dataloader.collate", CAT_LOADER)
+        orig_finit(self, dataset, auto_collation, collate_fn, drop_last, *args, **kwargs)
+
+    Fetcher.__init__ = fetcher_init
+
+    if _DEEP:
+        MapFetcher = ft._MapDatasetFetcher
+        orig_fetch = MapFetcher.fetch
+
+        @functools.wraps(orig_fetch)
+        def fetch(self, possibly_batched_index):
+            ds = self.dataset
+            if self.auto_collation:
+                if getattr(ds, "__getitems__", None):
+                    return orig_fetch(self, possibly_batched_index)
+                data = [_getitem(ds, i) for i in possibly_batched_index]
+            else:
+                data = _getitem(ds, possibly_batched_index)
+            return self.collate_fn(data)
+
+        MapFetcher.fetch = fetch
+
+
+def _cls_name(cls, suffix):
+    key = (cls, suffix)
+    b = _cls_names.get(key)
+    if b is None:
+        b = ("%s.%s" % (cls.__name__, suffix)).encode()
+        _cls_names[key] = b
+    return b
+
+
+def _patch_compute(torch):
+    Module = torch.nn.Module
+    orig_call = Module.__call__
+
+    if _DEEP:
+        @functools.wraps(orig_call)
+        def __call__(self, *args, **kwargs):
+            t0 = _now()
+            try:
+                return orig_call(self, *args, **kwargs)
+            finally:
+                _complete(_cls_name(type(self), "forward"), CAT_COMPUTE, t0, _now() - t0)
+    else:
+        @functools.wraps(orig_call)
+        def __call__(self, *args, **kwargs):
+            tl = _tl
+            if getattr(tl, "module_depth", 0):
+                return orig_call(self, *args, **kwargs)
+            tl.module_depth = 1
+            t0 = _now()
+            try:
+                return orig_call(self, *args, **kwargs)
+            finally:
+                tl.module_depth = 0
+                _complete(_cls_name(type(self), "forward"), CAT_COMPUTE, t0, _now() - t0)
+
+    Module.__call__ = __call__
+
+    Tensor = torch.Tensor
+    orig_backward = Tensor.backward
+
+    @functools.wraps(orig_backward)
+    def backward(self, *args, **kwargs):
+        t0 = _now()
+        try:
+            return orig_backward(self, *args, **kwargs)
+        finally:
+            _complete(b"backward", CAT_COMPUTE, t0, _now() - t0)
+
+    Tensor.backward = backward
+
+    Optimizer = torch.optim.Optimizer
+    orig_oinit = Optimizer.__init__
+
+    def wrap_step(cls):
+        if cls.__dict__.get("_strata_step_wrapped"):
+            return
+        step = cls.step
+        name = _cls_name(cls, "step")
+
+        @functools.wraps(step)
+        def step_wrapper(self, *args, **kwargs):
+            tl = _tl
+            if getattr(tl, "in_step", 0):
+                return step(self, *args, **kwargs)
+            tl.in_step = 1
+            t0 = _now()
+            try:
+                return step(self, *args, **kwargs)
+            finally:
+                tl.in_step = 0
+                _complete(name, CAT_COMPUTE, t0, _now() - t0)
+
+        cls.step = step_wrapper
+        cls._strata_step_wrapped = True
+
+    @functools.wraps(orig_oinit)
+    def opt_init(self, *args, **kwargs):
+        orig_oinit(self, *args, **kwargs)
+        try:
+            wrap_step(type(self))
+        except Exception:
+            _debug("Optimizer.step instrumentation failed")
+
+    Optimizer.__init__ = opt_init
+
+
+def _patch_serialization(torch):
+    ser = torch.serialization
+    orig_save, orig_load = ser.save, ser.load
+
+    @functools.wraps(orig_save)
+    def save(obj, f, *args, **kwargs):
+        pos0 = None
+        if not _is_pathlike(f):
+            try:
+                pos0 = f.tell()
+            except Exception:
+                pos0 = None
+        t0 = _now()
+        ok = False
+        try:
+            r = orig_save(obj, f, *args, **kwargs)
+            ok = True
+            return r
+        finally:
+            t1 = _now()
+            n = -1
+            if ok:
+                try:
+                    n = os.stat(f).st_size if _is_pathlike(f) else (f.tell() - pos0 if pos0 is not None else -1)
+                except Exception:
+                    n = -1
+            _complete_io(b"torch.save", CAT_CKPT, t0, t1 - t0, _pathb(f), n, n if ok else -1)
+
+    @functools.wraps(orig_load)
+    def load(f, *args, **kwargs):
+        n = -1
+        pos0 = None
+        try:
+            if _is_pathlike(f):
+                n = os.stat(f).st_size
+            else:
+                pos0 = f.tell()
+        except Exception:
+            pass
+        t0 = _now()
+        ok = False
+        try:
+            r = orig_load(f, *args, **kwargs)
+            ok = True
+            return r
+        finally:
+            t1 = _now()
+            if ok and pos0 is not None:
+                try:
+                    n = f.tell() - pos0
+                except Exception:
+                    n = -1
+            _complete_io(b"torch.load", CAT_CKPT, t0, t1 - t0, _pathb(f), n, n if ok else -1)
+
+    ser.save = save
+    ser.load = load
+    torch.save = save
+    torch.load = load
+
+
+def _patch_torch(torch):
+    for part in (_patch_dataloader, _patch_compute, _patch_serialization):
+        try:
+            part(torch)
+        except Exception:
+            _debug("%s failed" % part.__name__)
+
+
+# --------------------------------------------------------------------------
+# numpy, Pillow, h5py: application-level I/O events naming the file.
+
+def _io_wrapper(orig, name, cat, result_bytes):
+    @functools.wraps(orig)
+    def wrapper(file, *args, **kwargs):
+        t0 = _now()
+        ok = False
+        try:
+            r = orig(file, *args, **kwargs)
+            ok = True
+            return r
+        finally:
+            t1 = _now()
+            n = result_bytes(r, args, kwargs) if ok else -1
+            _complete_io(name, cat, t0, t1 - t0, _pathb(file), n, n)
+    return wrapper
+
+
+def _patch_numpy(np):
+    ndarray = np.ndarray
+
+    def nbytes(r, args, kwargs):
+        if isinstance(r, ndarray) and not isinstance(r, np.memmap):
+            return r.nbytes
+        return -1
+
+    np.load = _io_wrapper(np.load, b"numpy.load", CAT_NUMPY, nbytes)
+    np.fromfile = _io_wrapper(np.fromfile, b"numpy.fromfile", CAT_NUMPY, nbytes)
+
+
+def _patch_pil_image(Image):
+    Image.open = _io_wrapper(Image.open, b"PIL.Image.open", CAT_PIL, lambda r, a, k: -1)
+
+
+def _patch_pil_imagefile(ImageFile):
+    IF = ImageFile.ImageFile
+    orig_load = IF.load
+
+    @functools.wraps(orig_load)
+    def load(self):
+        if not getattr(self, "tile", None):  # already decoded: no I/O
+            return orig_load(self)
+        t0 = _now()
+        ok = False
+        try:
+            r = orig_load(self)
+            ok = True
+            return r
+        finally:
+            t1 = _now()
+            n = -1
+            if ok:
+                try:
+                    w, h = self.size
+                    n = w * h * len(self.getbands())
+                except Exception:
+                    n = -1
+            fn = getattr(self, "filename", None)
+            _complete_io(b"PIL.Image.load", CAT_PIL, t0, t1 - t0,
+                         _pathb(fn) if fn else None, n, n)
+
+    IF.load = load
+
+
+def _patch_h5py(h5py):
+    File = h5py.File
+    orig_init = File.__init__
+
+    @functools.wraps(orig_init)
+    def file_init(self, name, *args, **kwargs):
+        t0 = _now()
+        try:
+            return orig_init(self, name, *args, **kwargs)
+        finally:
+            _complete_io(b"h5py.File", CAT_H5PY, t0, _now() - t0,
+                         _pathb(name) if _is_pathlike(name) else None, -1, -1)
+
+    File.__init__ = file_init
+
+    Dataset = h5py.Dataset
+    orig_getitem = Dataset.__getitem__
+
+    @functools.wraps(orig_getitem)
+    def getitem(self, args, *rest, **kwargs):
+        t0 = _now()
+        r = orig_getitem(self, args, *rest, **kwargs)
+        t1 = _now()
+        try:
+            path = _pathb(self.file.filename)
+        except Exception:
+            path = None
+        n = getattr(r, "nbytes", -1)
+        _complete_io(b"h5py.Dataset.read", CAT_H5PY, t0, t1 - t0, path, n, n)
+        return r
+
+    Dataset.__getitem__ = getitem
+
+
+# --------------------------------------------------------------------------
+
+def install():
+    """Installs the lazy patches when the runtime is recording this process.
+    Returns True when installed."""
+    global _installed, _now, _complete, _complete_io
+    global _tag_set_int, _tag_set_str, _tag_unset, _tag_save, _tag_restore
+    if _installed:
+        return True
+    if not _capi.ENABLED:
+        return False
+    lib = _capi.lib
+    _now = lib.strata_now
+    _complete = lib.strata_complete
+    _complete_io = lib.strata_complete_io
+    _tag_set_int = lib.strata_tag_set_int
+    _tag_set_str = lib.strata_tag_set_str
+    _tag_unset = lib.strata_tag_unset
+    _tag_save = lib.strata_tag_save
+    _tag_restore = lib.strata_tag_restore
+    _installed = True
+
+    sys.meta_path.insert(0, _PostImportFinder())
+    on = lambda var: os.environ.get(var, "1") != "0"  # noqa: E731
+    if on("STRATA_PY_TORCH"):
+        _watch("torch", _patch_torch)
+    if on("STRATA_PY_NUMPY"):
+        _watch("numpy", _patch_numpy)
+    if on("STRATA_PY_PIL"):
+        _watch("PIL.Image", _patch_pil_image)
+        _watch("PIL.ImageFile", _patch_pil_imagefile)
+    if on("STRATA_PY_H5PY"):
+        _watch("h5py", _patch_h5py)
+    return True

@@ -1,0 +1,175 @@
+// strata trace reader library: streams the blocks of strata trace files and
+// decodes their columns, one EVENTS block at a time, never the whole file.
+// Used by the command line, the analyzer and the Python bindings.
+//
+//   strata::reader::TraceReader trace("mytrace");         // a directory or one file
+//   for (auto& file : trace.files()) {
+//     strata::reader::FileReader r(file);
+//     strata::reader::EventBatch batch;
+//     while (r.next(batch)) { ... batch.ts[i], r.dict().name(batch.name[i]).name ... }
+//   }
+//
+// Every malformed input raises FormatError naming the file, the block and what
+// is wrong. A file without a footer (the process was killed) reads up to its
+// last complete block.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace strata::reader {
+
+class FormatError : public std::runtime_error {
+ public:
+  FormatError(const std::string& file, long block, uint64_t offset, const std::string& what);
+  const std::string& file() const { return file_; }
+  long block() const { return block_; }  // -1 when the problem is not in a block
+  uint64_t offset() const { return offset_; }
+
+ private:
+  std::string file_;
+  long block_;
+  uint64_t offset_;
+};
+
+struct ProcessInfo {
+  int64_t pid = 0;
+  int64_t ppid = 0;
+  int64_t rank = -1;             // MPI rank when the environment gave one
+  uint64_t start_wall_ns = 0;    // CLOCK_REALTIME at start
+  uint64_t start_mono_ns = 0;    // CLOCK_MONOTONIC at the same instant
+  std::string hostname;
+  std::string exe;
+  std::vector<std::string> argv;
+  std::string version;           // strata version that wrote the file
+  std::string mode;              // "trace" or "profile"
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::string cmdline() const;   // argv joined by spaces
+};
+
+struct NameInfo {
+  std::string name;
+  std::string category;
+  uint32_t fields = 0;  // format::Field bits
+  uint8_t kind = 0;     // format::EventKind
+};
+
+struct Tag {
+  uint32_t key = 0;     // string id
+  bool is_int = true;
+  int64_t int_value = 0;
+  uint32_t str_value = 0;  // string id when !is_int
+};
+
+// Per-file id tables; they grow as DICT blocks are read.
+class Dictionary {
+ public:
+  const std::string& str(uint32_t sid) const;   // "" for 0 or unknown
+  const NameInfo& name(uint32_t nid) const;
+  const std::vector<Tag>& context(uint32_t cid) const;  // empty for 0
+  const std::string& thread_name(uint32_t tid) const;
+  const std::vector<std::pair<uint32_t, uint32_t>>& threads() const { return threads_; }  // tid, name sid
+  size_t num_strings() const { return strings_.size(); }
+  size_t num_names() const { return names_.size(); }
+  size_t num_contexts() const { return contexts_.size(); }
+
+  // Used by the decoder.
+  void set_string(uint32_t id, std::string s);
+  void set_name(uint32_t id, NameInfo n);
+  void set_context(uint32_t id, std::vector<Tag> tags);
+  void set_thread(uint32_t tid, uint32_t name_sid);
+
+ private:
+  std::vector<std::string> strings_;
+  std::vector<NameInfo> names_;
+  std::vector<std::vector<Tag>> contexts_;
+  std::vector<std::pair<uint32_t, uint32_t>> threads_;
+};
+
+// One decoded EVENTS block: one thread's events, as columns of equal length.
+struct EventBatch {
+  uint32_t tid = 0;
+  std::vector<uint32_t> name, path, ctx;
+  std::vector<int32_t> fd, err;
+  std::vector<uint64_t> ts, dur;  // ts: host CLOCK_MONOTONIC ns
+  std::vector<int64_t> offset, size, ret;
+  size_t size_events() const { return ts.size(); }
+  void resize(size_t n);
+};
+
+struct FileStats {
+  uint64_t events_written = 0;  // as the runtime counted them
+  uint64_t events_dropped = 0;
+};
+
+class FileReader {
+ public:
+  explicit FileReader(const std::string& path);  // reads header and PROCESS block
+  ~FileReader();
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+
+  const std::string& path() const { return path_; }
+  const ProcessInfo& process() const { return process_; }
+  const Dictionary& dict() const { return dict_; }
+  // Decodes the next EVENTS block (reading DICT/STATS blocks on the way).
+  bool next(EventBatch& out);
+  // Like next() but skips decoding; returns the block's event count (0 at end).
+  uint64_t skip_events_block();
+  const FileStats& stats() const { return stats_; }
+  bool has_footer() const { return footer_seen_; }
+  // True when the file ended inside a block (the writer was killed mid-write).
+  bool truncated() const { return truncated_tail_; }
+  uint64_t file_size() const { return file_size_; }
+  long blocks_read() const { return block_index_; }
+
+ private:
+  bool read_block(std::vector<uint8_t>& payload, uint8_t& type, uint32_t& count);
+  void decode_process(const std::vector<uint8_t>& p);
+  void decode_dict(const std::vector<uint8_t>& p, uint32_t count);
+  void decode_stats(const std::vector<uint8_t>& p);
+  void decode_events(const std::vector<uint8_t>& p, uint32_t count, EventBatch& out);
+  [[noreturn]] void fail(const std::string& what) const;
+
+  std::string path_;
+  FILE* fp_ = nullptr;
+  uint64_t file_size_ = 0;
+  uint64_t pos_ = 0;
+  long block_index_ = 0;
+  uint64_t block_offset_ = 0;
+  bool footer_seen_ = false;
+  bool truncated_tail_ = false;
+  ProcessInfo process_;
+  Dictionary dict_;
+  FileStats stats_;
+  std::vector<uint8_t> stored_, raw_;
+  void* dctx_ = nullptr;
+};
+
+// The files of a trace (a directory of *.strata files, or one file), with a
+// common time base: trace time 0 is the earliest process start; processes on
+// one host share that host's monotonic clock, hosts are aligned by wall clock.
+class TraceReader {
+ public:
+  explicit TraceReader(const std::string& path);
+  const std::vector<std::string>& files() const { return files_; }
+  // Converts a host-monotonic timestamp of `proc` into ns since trace start.
+  int64_t to_trace_ns(const ProcessInfo& proc, uint64_t mono_ns) const;
+  uint64_t start_wall_ns() const { return start_wall_ns_; }
+
+ private:
+  std::vector<std::string> files_;
+  uint64_t start_wall_ns_ = 0;
+  std::vector<std::pair<std::string, int64_t>> host_offsets_;  // host -> wall - mono
+};
+
+// Lists *.strata files of a trace directory (sorted), or {path} for a file.
+// Throws FormatError if the path does not exist or holds no trace file.
+std::vector<std::string> list_trace_files(const std::string& path);
+
+}  // namespace strata::reader

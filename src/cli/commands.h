@@ -1,0 +1,19 @@
+// Sub-commands of the `strata` command line. Each registers its options on
+// the CLI11 app and returns the callback that runs it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace strata::cli {
+
+void add_run(CLI::App& app);
+void add_info(CLI::App& app);
+void add_cat(CLI::App& app);
+void add_convert(CLI::App& app);
+void add_analyze(CLI::App& app);
+
+// Directory of the running strata binary (for finding libstrata.so and the
+// Python layer next to it).
+std::string self_dir();
+
+}  // namespace strata::cli

@@ -1,0 +1,151 @@
+// `strata info`, `strata cat` and `strata convert`.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "convert/convert.h"
+#include "convert/json_out.h"
+#include "strata/reader.h"
+
+namespace strata::cli {
+namespace {
+
+struct TraceSummary {
+  uint64_t events = 0, dropped = 0, bytes = 0, processes = 0, incomplete_files = 0;
+  int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
+  std::map<std::string, uint64_t> by_category, by_name;
+  std::vector<std::string> hosts;
+};
+
+TraceSummary summarize(const std::string& path) {
+  reader::TraceReader tr(path);
+  TraceSummary s;
+  for (const auto& f : tr.files()) {
+    reader::FileReader r(f);
+    ++s.processes;
+    s.bytes += r.file_size();
+    const auto& proc = r.process();
+    if (std::find(s.hosts.begin(), s.hosts.end(), proc.hostname) == s.hosts.end()) s.hosts.push_back(proc.hostname);
+    std::vector<uint64_t> per_name;
+    reader::EventBatch b;
+    while (r.next(b)) {
+      size_t n = b.size_events();
+      s.events += n;
+      for (size_t i = 0; i < n; ++i) {
+        if (b.name[i] >= per_name.size()) per_name.resize(b.name[i] + 1);
+        ++per_name[b.name[i]];
+      }
+      if (n) {
+        auto [lo, hi] = std::minmax_element(b.ts.begin(), b.ts.end());
+        s.first_ns = std::min(s.first_ns, tr.to_trace_ns(proc, *lo));
+        for (size_t i = 0; i < n; ++i) s.last_ns = std::max(s.last_ns, tr.to_trace_ns(proc, b.ts[i] + b.dur[i]));
+        (void)hi;
+      }
+    }
+    for (uint32_t id = 0; id < per_name.size(); ++id) {
+      if (!per_name[id]) continue;
+      const auto& nm = r.dict().name(id);
+      s.by_name[nm.name] += per_name[id];
+      s.by_category[nm.category] += per_name[id];
+    }
+    s.dropped += r.stats().events_dropped;
+    if (!r.has_footer()) ++s.incomplete_files;
+  }
+  if (s.events == 0) s.first_ns = s.last_ns = 0;
+  return s;
+}
+
+void print_json(const std::string& path, const TraceSummary& s) {
+  convert::FileSink sink(stdout);
+  convert::JsonOut j(sink);
+  j.raw("{\"trace\":");
+  j.str(path);
+  j.raw(",\"events\":");
+  j.u64(s.events);
+  j.raw(",\"processes\":");
+  j.u64(s.processes);
+  j.raw(",\"hosts\":");
+  j.u64(s.hosts.size());
+  j.raw(",\"bytes\":");
+  j.u64(s.bytes);
+  j.raw(fmt::format(",\"bytes_per_event\":{:.4f}", s.events ? double(s.bytes) / s.events : 0.0));
+  j.raw(",\"dropped\":");
+  j.u64(s.dropped);
+  j.raw(",\"incomplete_files\":");
+  j.u64(s.incomplete_files);
+  j.raw(",\"span_ns\":");
+  j.i64(s.last_ns - s.first_ns);
+  for (auto [key, map] : {std::pair{"by_category", &s.by_category}, std::pair{"by_name", &s.by_name}}) {
+    j.raw(",\"");
+    j.raw(key);
+    j.raw("\":{");
+    bool first = true;
+    for (auto& [k, v] : *map) {
+      if (!first) j.ch(',');
+      first = false;
+      j.key(k);
+      j.u64(v);
+    }
+    j.ch('}');
+  }
+  j.raw("}\n");
+}
+
+void print_text(const std::string& path, const TraceSummary& s) {
+  fmt::print("trace:          {}\n", path);
+  fmt::print("processes:      {} on {} host(s)\n", s.processes, s.hosts.size());
+  fmt::print("events:         {} ({} dropped)\n", s.events, s.dropped);
+  fmt::print("bytes on disk:  {} ({:.2f} bytes/event)\n", s.bytes, s.events ? double(s.bytes) / s.events : 0.0);
+  fmt::print("time span:      {:.6f} s\n", (s.last_ns - s.first_ns) / 1e9);
+  if (s.incomplete_files) fmt::print("incomplete:     {} file(s) without footer (process killed?)\n", s.incomplete_files);
+  fmt::print("by category:   ");
+  for (auto& [k, v] : s.by_category) fmt::print(" {}={}", k, v);
+  std::vector<std::pair<uint64_t, std::string>> top;
+  for (auto& [k, v] : s.by_name) top.emplace_back(v, k);
+  std::sort(top.rbegin(), top.rend());
+  fmt::print("\ntop functions: ");
+  for (size_t i = 0; i < top.size() && i < 12; ++i) fmt::print(" {}={}", top[i].second, top[i].first);
+  fmt::print("\n");
+}
+
+}  // namespace
+
+void add_info(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("info", "Summary of a trace: processes, events, size, drops");
+  cmd->add_option("trace", *path, "Trace directory or file")->required();
+  cmd->add_flag("--json", *json, "One JSON object");
+  cmd->callback([path, json] {
+    TraceSummary s = summarize(*path);
+    if (*json) print_json(*path, s);
+    else print_text(*path, s);
+  });
+}
+
+void add_cat(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("cat", "Print every event as one JSON object per line");
+  cmd->add_option("trace", *path, "Trace directory or file")->required();
+  cmd->callback([path] { convert::write_json_lines(*path, stdout); });
+}
+
+void add_convert(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto to = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("convert", "Convert a trace to Chrome/Perfetto JSON or DFTracer .pfw");
+  cmd->add_option("trace", *path, "Trace directory or file")->required();
+  cmd->add_option("--to", *to, "chrome or pfw")->required()->check(CLI::IsMember({"chrome", "pfw"}));
+  cmd->add_option("-o,--output", *out, "Output file (.pfw.gz is gzip-compressed; - for stdout)")->required();
+  cmd->callback([path, to, out] {
+    uint64_t n = *to == "chrome" ? convert::write_chrome(*path, *out) : convert::write_pfw(*path, *out);
+    std::fprintf(stderr, "strata: wrote %llu events to %s\n", static_cast<unsigned long long>(n), out->c_str());
+  });
+}
+
+}  // namespace strata::cli

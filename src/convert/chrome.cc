@@ -1,0 +1,127 @@
+// Chrome Trace Event JSON. Complete events become "X" events with args holding
+// the I/O fields and tags; processes and threads are named with "M" events.
+#include <cstring>
+#include <memory>
+
+#include "convert/convert.h"
+#include "convert/events.h"
+#include "convert/json_out.h"
+#include "format/format.h"
+
+namespace strata::convert {
+
+namespace fmtf = strata::format;
+
+namespace {
+
+void write_args(JsonOut& j, const EventRef& e) {
+  const auto& b = e.batch;
+  size_t i = e.i;
+  uint32_t f = e.name().fields;
+  const auto& dict = e.file.dict();
+  j.raw(",\"args\":{");
+  bool first = true;
+  auto sep = [&] {
+    if (!first) j.ch(',');
+    first = false;
+  };
+  if ((f & fmtf::kFieldPath) && b.path[i]) { sep(); j.key("path"); j.str(dict.str(b.path[i])); }
+  if (f & fmtf::kFieldFd) { sep(); j.key("fd"); j.i64(b.fd[i]); }
+  if (f & fmtf::kFieldOffset) { sep(); j.key("offset"); j.i64(b.offset[i]); }
+  if (f & fmtf::kFieldSize) { sep(); j.key("size"); j.i64(b.size[i]); }
+  if (f & fmtf::kFieldRet) { sep(); j.key("ret"); j.i64(b.ret[i]); }
+  if ((f & fmtf::kFieldErrno) && b.err[i]) { sep(); j.key("errno"); j.i64(b.err[i]); }
+  if (b.ctx[i]) { sep(); j.key("tags"); j.ch('{'); write_tags(j, dict, b.ctx[i]); j.ch('}'); }
+  j.ch('}');
+}
+
+}  // namespace
+
+uint64_t write_chrome(const std::string& trace, const std::string& out_path) {
+  reader::TraceReader tr(trace);
+  FILE* out = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
+  if (!out) throw std::runtime_error(out_path + ": cannot open for writing: " + std::strerror(errno));
+  uint64_t n = 0;
+  {
+    FileSink sink(out);
+    JsonOut j(sink);
+    j.raw("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"strata\"},\"traceEvents\":[\n");
+    bool first = true;
+    auto begin = [&] {
+      if (!first) j.raw(",\n");
+      first = false;
+    };
+    const reader::ProcessInfo* proc = nullptr;
+    Visitor v;
+    v.begin_file = [&](const reader::FileReader& f) {
+      proc = &f.process();
+      begin();
+      j.raw("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+      j.i64(proc->pid);
+      j.raw(",\"tid\":");
+      j.i64(proc->pid);
+      j.raw(",\"args\":{\"name\":");
+      j.str(proc->cmdline().empty() ? proc->exe : proc->cmdline());
+      j.raw("}}");
+    };
+    v.end_file = [&](const reader::FileReader& f) {
+      // Thread names are known once the file's DICT blocks are read.
+      for (const auto& [tid, sid] : f.dict().threads()) {
+        if (!sid) continue;
+        begin();
+        j.raw("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+        j.i64(proc->pid);
+        j.raw(",\"tid\":");
+        j.u64(tid);
+        j.raw(",\"args\":{\"name\":");
+        j.str(f.dict().str(sid));
+        j.raw("}}");
+      }
+    };
+    v.event = [&](const EventRef& e) {
+      const auto& b = e.batch;
+      size_t i = e.i;
+      const auto& nm = e.name();
+      begin();
+      const char* ph = "X";
+      if (nm.kind == static_cast<uint8_t>(fmtf::EventKind::kInstant)) ph = "i";
+      if (nm.kind == static_cast<uint8_t>(fmtf::EventKind::kCounter)) ph = "C";
+      j.raw("{\"ph\":\"");
+      j.raw(ph);
+      j.raw("\",\"name\":");
+      j.str(nm.name);
+      j.raw(",\"cat\":");
+      j.str(nm.category);
+      j.raw(",\"pid\":");
+      j.i64(proc->pid);
+      j.raw(",\"tid\":");
+      j.u64(b.tid);
+      j.raw(",\"ts\":");
+      j.micros(tr.to_trace_ns(*proc, b.ts[i]));
+      if (ph[0] == 'X') {
+        j.raw(",\"dur\":");
+        j.micros(static_cast<int64_t>(b.dur[i]));
+        write_args(j, e);
+      } else if (ph[0] == 'C') {
+        j.raw(",\"args\":{");
+        j.key(nm.name);
+        j.i64(b.size[i]);
+        j.ch('}');
+      } else {
+        j.raw(",\"s\":\"t\"");
+        write_args(j, e);
+      }
+      j.ch('}');
+      j.maybe_flush();
+      ++n;
+    };
+    visit_trace(trace, v);
+    j.raw("\n]}\n");
+    j.flush();
+    if (j.failed()) throw std::runtime_error(out_path + ": write failed");
+  }
+  if (out != stdout) std::fclose(out);
+  return n;
+}
+
+}  // namespace strata::convert

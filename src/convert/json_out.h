@@ -1,0 +1,58 @@
+// Fast JSON text output into a growable buffer that is flushed to a sink in
+// large chunks. Used by `strata cat` and the converters (millions of lines).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace strata::convert {
+
+// Where the text goes: a FILE* or a gzip stream.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual bool write(const char* p, size_t n) = 0;
+};
+
+class FileSink : public Sink {
+ public:
+  explicit FileSink(FILE* f) : f_(f) {}
+  bool write(const char* p, size_t n) override { return std::fwrite(p, 1, n, f_) == n; }
+
+ private:
+  FILE* f_;
+};
+
+class JsonOut {
+ public:
+  explicit JsonOut(Sink& sink) : sink_(sink) { buf_.reserve(kChunk * 2); }
+  ~JsonOut() { flush(); }
+  void raw(std::string_view s) { buf_.append(s); }
+  void ch(char c) { buf_.push_back(c); }
+  void str(std::string_view s);  // quoted and escaped
+  void i64(int64_t v) { fmt::format_to(std::back_inserter(buf_), "{}", v); }
+  void u64(uint64_t v) { fmt::format_to(std::back_inserter(buf_), "{}", v); }
+  // Microseconds with three decimals from ns (Chrome trace time unit).
+  void micros(int64_t ns);
+  void key(std::string_view k) {
+    str(k);
+    ch(':');
+  }
+  void maybe_flush() {
+    if (buf_.size() >= kChunk) flush();
+  }
+  bool flush();
+  bool failed() const { return failed_; }
+
+ private:
+  static constexpr size_t kChunk = 1 << 20;
+  Sink& sink_;
+  std::string buf_;
+  bool failed_ = false;
+};
+
+}  // namespace strata::convert

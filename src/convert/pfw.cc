@@ -1,0 +1,171 @@
+// DFTracer .pfw: one JSON object per line between "[" and "]", times in
+// microseconds of wall-clock time, files and hosts named through FH/HH/SH
+// metadata events carrying 64-bit hashes, I/O fields in args as DFTracer
+// writes them with metadata on (fhash, fd, offset, count, ret).
+#include <zlib.h>
+
+#include <cstring>
+#include <unordered_set>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "convert/convert.h"
+#include "convert/events.h"
+#include "convert/json_out.h"
+#include "format/format.h"
+
+namespace strata::convert {
+
+namespace fmtf = strata::format;
+
+namespace {
+
+class GzSink : public Sink {
+ public:
+  explicit GzSink(gzFile f) : f_(f) {}
+  bool write(const char* p, size_t n) override {
+    return gzwrite(f_, p, static_cast<unsigned>(n)) == static_cast<int>(n);
+  }
+
+ private:
+  gzFile f_;
+};
+
+uint64_t hash_of(const std::string& s) { return XXH3_64bits(s.data(), s.size()); }
+
+class PfwWriter {
+ public:
+  explicit PfwWriter(JsonOut& j) : j_(j) {}
+
+  void begin_file(const reader::FileReader& f) {
+    proc_ = &f.process();
+    seen_files_.clear();
+    hhash_ = hash_of(proc_->hostname);
+    meta("HH", proc_->pid, proc_->hostname, hhash_);
+    std::string cmd = proc_->cmdline();
+    meta("SH", proc_->pid, cmd, hash_of(cmd));
+    line_start("start", "dftracer", proc_->pid, wall_us(proc_->start_mono_ns), 0);
+    j_.raw(",\"args\":{\"hhash\":");
+    j_.u64(hhash_);
+    j_.raw(",\"p_idx\":-1,\"level\":1,\"ppid\":");
+    j_.i64(proc_->ppid);
+    j_.raw(",\"cmd_hash\":");
+    j_.u64(hash_of(cmd));
+    j_.raw("}}\n");
+  }
+
+  void event(const EventRef& e) {
+    const auto& b = e.batch;
+    size_t i = e.i;
+    const auto& nm = e.name();
+    const auto& dict = e.file.dict();
+    uint32_t f = nm.fields;
+    uint64_t fhash = 0;
+    bool has_path = (f & fmtf::kFieldPath) && b.path[i];
+    if (has_path) {
+      const std::string& path = dict.str(b.path[i]);
+      fhash = hash_of(path);
+      if (seen_files_.insert(b.path[i]).second) meta("FH", b.tid, path, fhash);
+    }
+    line_start(nm.name, nm.category, b.tid, wall_us(b.ts[i]), b.dur[i] / 1000);
+    j_.raw(",\"args\":{\"hhash\":");
+    j_.u64(hhash_);
+    j_.raw(",\"p_idx\":-1,\"level\":1");
+    if (has_path) { j_.raw(",\"fhash\":"); j_.u64(fhash); }
+    if (f & fmtf::kFieldFd) { j_.raw(",\"fd\":"); j_.i64(b.fd[i]); }
+    if (f & fmtf::kFieldOffset) { j_.raw(",\"offset\":"); j_.i64(b.offset[i]); }
+    if (f & fmtf::kFieldSize) { j_.raw(",\"count\":"); j_.i64(b.size[i]); }
+    if (f & fmtf::kFieldValue) { j_.raw(",\"value\":"); j_.i64(b.size[i]); }
+    if (f & fmtf::kFieldRet) { j_.raw(",\"ret\":"); j_.i64(b.ret[i]); }
+    if ((f & fmtf::kFieldErrno) && b.err[i]) { j_.raw(",\"errno\":"); j_.i64(b.err[i]); }
+    if (b.ctx[i]) { j_.ch(','); write_tags(j_, dict, b.ctx[i]); }
+    j_.raw("}}\n");
+    j_.maybe_flush();
+  }
+
+ private:
+  int64_t wall_us(uint64_t mono_ns) const {
+    int64_t wall = static_cast<int64_t>(mono_ns - proc_->start_mono_ns) + static_cast<int64_t>(proc_->start_wall_ns);
+    return wall / 1000;
+  }
+  void line_start(const std::string& name, const std::string& cat, uint64_t tid, int64_t ts_us, uint64_t dur_us) {
+    j_.raw("{\"id\":");
+    j_.u64(++id_);
+    j_.raw(",\"name\":");
+    j_.str(name);
+    j_.raw(",\"cat\":");
+    j_.str(cat);
+    j_.raw(",\"pid\":");
+    j_.i64(proc_->pid);
+    j_.raw(",\"tid\":");
+    j_.u64(tid);
+    j_.raw(",\"ts\":");
+    j_.i64(ts_us);
+    j_.raw(",\"dur\":");
+    j_.u64(dur_us);
+    j_.raw(",\"ph\":\"X\"");
+  }
+  void meta(const char* kind, uint64_t tid, const std::string& name, uint64_t value) {
+    j_.raw("{\"id\":");
+    j_.u64(++id_);
+    j_.raw(",\"name\":\"");
+    j_.raw(kind);
+    j_.raw("\",\"cat\":\"dftracer\",\"pid\":");
+    j_.i64(proc_->pid);
+    j_.raw(",\"tid\":");
+    j_.u64(tid);
+    j_.raw(",\"ph\":\"M\",\"args\":{\"hhash\":");
+    j_.u64(hhash_);
+    j_.raw(",\"name\":");
+    j_.str(name);
+    j_.raw(",\"value\":");
+    j_.u64(value);
+    j_.raw("}}\n");
+  }
+
+  JsonOut& j_;
+  const reader::ProcessInfo* proc_ = nullptr;
+  uint64_t hhash_ = 0;
+  uint64_t id_ = 0;
+  std::unordered_set<uint32_t> seen_files_;
+};
+
+}  // namespace
+
+uint64_t write_pfw(const std::string& trace, const std::string& out_path) {
+  bool gz = out_path.size() > 3 && out_path.compare(out_path.size() - 3, 3, ".gz") == 0;
+  gzFile gzf = nullptr;
+  FILE* plain = nullptr;
+  std::unique_ptr<Sink> sink;
+  if (gz) {
+    gzf = gzopen(out_path.c_str(), "wb6");
+    if (!gzf) throw std::runtime_error(out_path + ": cannot open for writing");
+    sink = std::make_unique<GzSink>(gzf);
+  } else {
+    plain = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
+    if (!plain) throw std::runtime_error(out_path + ": cannot open for writing: " + std::strerror(errno));
+    sink = std::make_unique<FileSink>(plain);
+  }
+  uint64_t n = 0;
+  {
+    JsonOut j(*sink);
+    PfwWriter w(j);
+    j.raw("[\n");
+    Visitor v;
+    v.begin_file = [&](const reader::FileReader& f) { w.begin_file(f); };
+    v.event = [&](const EventRef& e) {
+      w.event(e);
+      ++n;
+    };
+    visit_trace(trace, v);
+    j.raw("]\n");
+    j.flush();
+    if (j.failed()) throw std::runtime_error(out_path + ": write failed");
+  }
+  if (gzf && gzclose(gzf) != Z_OK) throw std::runtime_error(out_path + ": gzip close failed");
+  if (plain && plain != stdout) std::fclose(plain);
+  return n;
+}
+
+}  // namespace strata::convert

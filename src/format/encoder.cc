@@ -1,0 +1,185 @@
+#include "format/encoder.h"
+
+#include <cstring>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "format/varint.h"
+
+namespace strata::format {
+
+void ByteSink::put_varint(uint64_t v) {
+  uint8_t tmp[10];
+  uint8_t* e = format::put_varint(tmp, v);
+  buf_.insert(buf_.end(), tmp, e);
+}
+void ByteSink::put_zigzag(int64_t v) { put_varint(zigzag(v)); }
+void ByteSink::put_bytes(const void* p, size_t n) {
+  auto* b = static_cast<const uint8_t*>(p);
+  buf_.insert(buf_.end(), b, b + n);
+}
+
+EventsEncoder::EventsEncoder(size_t max_events) : max_events_(max_events) {
+  const size_t per_column = max_events * 10;  // a varint is at most 10 bytes
+  storage_.resize(per_column * kNumColumns);
+  for (int c = 0; c < kNumColumns; ++c) start_[c] = storage_.data() + per_column * c;
+  begin(0);
+}
+
+void EventsEncoder::begin(uint32_t tid) {
+  tid_ = tid;
+  count_ = 0;
+  base_ts_ = prev_ts_ = 0;
+  prev_offset_ = 0;
+  for (int c = 0; c < kNumColumns; ++c) cur_[c] = start_[c];
+}
+
+void EventsEncoder::finish(ByteSink& out) const {
+  out.clear();
+  out.put_varint(tid_);
+  out.put_varint(base_ts_);
+  out.put_varint(kNumColumns);
+  for (int c = 0; c < kNumColumns; ++c) {
+    out.put_u8(static_cast<uint8_t>(c + 1));  // Column ids are 1-based in column order
+    out.put_u8(static_cast<uint8_t>(ColumnEncoding::kVarint));
+    out.put_varint(static_cast<uint64_t>(cur_[c] - start_[c]));
+  }
+  for (int c = 0; c < kNumColumns; ++c) out.put_bytes(start_[c], cur_[c] - start_[c]);
+}
+
+BlockFramer::BlockFramer(int zstd_level) : cctx_(ZSTD_createCCtx()), level_(zstd_level) {}
+BlockFramer::~BlockFramer() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(cctx_)); }
+
+uint32_t header_hash_of(const BlockHeader& h) {
+  return static_cast<uint32_t>(XXH3_64bits(&h, offsetof(BlockHeader, header_hash)));
+}
+uint64_t payload_hash(const void* p, size_t n) { return XXH3_64bits(p, n); }
+
+bool BlockFramer::frame(BlockType type, uint32_t count, const std::vector<uint8_t>& payload,
+                        bool compress, std::vector<uint8_t>& out) {
+  const size_t hdr = sizeof(BlockHeader);
+  size_t stored = payload.size();
+  Codec codec = Codec::kNone;
+  out.resize(hdr + (compress ? ZSTD_compressBound(payload.size()) : payload.size()));
+  if (compress) {
+    size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cctx_), out.data() + hdr, out.size() - hdr,
+                                 payload.data(), payload.size(), level_);
+    if (ZSTD_isError(n)) return false;
+    if (n < payload.size()) {
+      stored = n;
+      codec = Codec::kZstd;
+    }
+  }
+  if (codec == Codec::kNone && !payload.empty()) std::memcpy(out.data() + hdr, payload.data(), payload.size());
+  out.resize(hdr + stored);
+  BlockHeader h{};
+  h.magic = kBlockMagic;
+  h.type = static_cast<uint8_t>(type);
+  h.codec = static_cast<uint8_t>(codec);
+  h.stored_size = static_cast<uint32_t>(stored);
+  h.raw_size = static_cast<uint32_t>(payload.size());
+  h.count = count;
+  h.header_hash = header_hash_of(h);
+  h.payload_hash = payload_hash(out.data() + hdr, stored);
+  std::memcpy(out.data(), &h, hdr);
+  return true;
+}
+
+FileHeader make_file_header() {
+  FileHeader h{};
+  std::memcpy(h.magic, kFileMagic, sizeof(h.magic));
+  h.version_major = kVersionMajor;
+  h.version_minor = kVersionMinor;
+  h.header_size = sizeof(FileHeader);
+  return h;
+}
+
+Trailer make_trailer(uint64_t footer_offset) {
+  Trailer t{};
+  t.footer_offset = footer_offset;
+  std::memcpy(t.magic, kTrailerMagic, sizeof(t.magic));
+  return t;
+}
+
+void encode_process(const ProcessRecord& p, ByteSink& out) {
+  out.put_zigzag(p.pid);
+  out.put_zigzag(p.ppid);
+  out.put_zigzag(p.rank);
+  out.put_varint(p.start_wall_ns);
+  out.put_varint(p.start_mono_ns);
+  out.put_string(p.hostname);
+  out.put_string(p.exe);
+  out.put_string(p.version);
+  out.put_string(p.mode);
+  out.put_varint(p.argv.size());
+  for (auto a : p.argv) out.put_string(a);
+  out.put_varint(p.metadata.size());
+  for (auto& [k, v] : p.metadata) {
+    out.put_string(k);
+    out.put_string(v);
+  }
+}
+
+void dict_string(ByteSink& out, uint32_t id, std::string_view s) {
+  out.put_u8(static_cast<uint8_t>(DictKind::kString));
+  out.put_varint(id);
+  out.put_string(s);
+}
+
+void dict_name(ByteSink& out, uint32_t id, uint32_t name_sid, uint32_t cat_sid, uint32_t fields,
+               EventKind kind) {
+  out.put_u8(static_cast<uint8_t>(DictKind::kName));
+  out.put_varint(id);
+  out.put_varint(name_sid);
+  out.put_varint(cat_sid);
+  out.put_varint(fields);
+  out.put_u8(static_cast<uint8_t>(kind));
+}
+
+void dict_thread(ByteSink& out, uint32_t tid, uint32_t name_sid) {
+  out.put_u8(static_cast<uint8_t>(DictKind::kThread));
+  out.put_varint(tid);
+  out.put_varint(name_sid);
+}
+
+void dict_metadata(ByteSink& out, uint32_t id, uint32_t key_sid, uint32_t value_sid) {
+  out.put_u8(static_cast<uint8_t>(DictKind::kMetadata));
+  out.put_varint(id);
+  out.put_varint(key_sid);
+  out.put_varint(value_sid);
+}
+
+void dict_context(ByteSink& out, uint32_t id, const TagEntry* tags, size_t n) {
+  out.put_u8(static_cast<uint8_t>(DictKind::kContext));
+  out.put_varint(id);
+  out.put_varint(n);
+  for (size_t i = 0; i < n; ++i) {
+    out.put_varint(tags[i].key_sid);
+    out.put_u8(static_cast<uint8_t>(tags[i].is_int ? TagType::kInt : TagType::kString));
+    if (tags[i].is_int) out.put_zigzag(tags[i].value);
+    else out.put_varint(static_cast<uint64_t>(tags[i].value));
+  }
+}
+
+void encode_stats(ByteSink& out, uint64_t events_written, uint64_t events_dropped) {
+  out.put_varint(events_written);
+  out.put_varint(events_dropped);
+}
+
+void encode_footer(ByteSink& out, const std::vector<IndexEntry>& index, uint64_t events,
+                   uint64_t dropped, uint64_t footer_offset) {
+  out.put_varint(events);
+  out.put_varint(dropped);
+  out.put_varint(index.size());
+  for (auto& e : index) {
+    out.put_u8(e.type);
+    out.put_varint(e.offset);
+    out.put_varint(e.count);
+  }
+  Trailer t = make_trailer(footer_offset);
+  out.put_bytes(&t, sizeof(t));
+}
+
+}  // namespace strata::format

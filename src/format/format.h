@@ -1,0 +1,128 @@
+// The strata trace format: constants and fixed-layout structures shared by the
+// runtime that writes traces and every tool that reads them (Darshan's model: one
+// on-disk format header for both sides). docs/trace-format.md is the normative
+// spec; this header must agree with it. Depends on nothing but the C++ library.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::format {
+
+// ---- File level ------------------------------------------------------------
+// A trace is a directory; each traced process image writes one file named
+// "<host>-<pid>-<start_mono_ns>.strata". The file starts with FileHeader and is
+// followed by blocks until EOF. The last block of a cleanly closed file is a
+// FOOTER whose final 16 bytes are the Trailer.
+inline constexpr char kFileMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', '\0', '\n'};
+inline constexpr uint16_t kVersionMajor = 1;
+inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr const char* kFileSuffix = ".strata";
+
+struct FileHeader {
+  char magic[8];
+  uint16_t version_major;
+  uint16_t version_minor;
+  uint32_t header_size;  // sizeof(FileHeader); readers skip unknown tail bytes
+  uint64_t flags;        // reserved, 0
+  uint64_t reserved;     // 0
+};
+static_assert(sizeof(FileHeader) == 32);
+
+// ---- Blocks ----------------------------------------------------------------
+inline constexpr uint32_t kBlockMagic = 0x4B425453;  // "STBK" little-endian
+
+enum class BlockType : uint8_t {
+  kProcess = 1,  // process metadata, always the first block
+  kDict = 2,     // string, name, context and thread definitions
+  kEvents = 3,   // columnar events of one thread
+  kStats = 4,    // cumulative counts: events written, events dropped
+  kFooter = 5,   // block index + trailer; last block of a closed file
+};
+
+enum class Codec : uint8_t { kNone = 0, kZstd = 1 };
+
+struct BlockHeader {
+  uint32_t magic;        // kBlockMagic
+  uint8_t type;          // BlockType
+  uint8_t codec;         // Codec of the payload
+  uint16_t flags;        // reserved, 0
+  uint32_t stored_size;  // payload bytes on disk, following this header
+  uint32_t raw_size;     // payload bytes after decompression
+  uint32_t count;        // events (kEvents) or entries (kDict); 0 otherwise
+  uint32_t header_hash;  // low 32 bits of XXH3_64 over the 20 bytes above
+  uint64_t payload_hash; // XXH3_64 of the stored payload bytes
+};
+static_assert(sizeof(BlockHeader) == 32);
+
+// Low 32 bits of XXH3_64 over the header bytes before header_hash; declared here,
+// defined in encoder.cc / by readers (any XXH3 implementation gives the same).
+uint32_t header_hash_of(const BlockHeader& h);
+
+inline constexpr uint32_t kMaxBlockPayload = 64u << 20;  // sanity bound for readers
+
+// ---- Dictionary entries (kDict payload) -------------------------------------
+// Each entry: u8 kind, varint id, then kind-specific fields. Ids are per file,
+// start at 1 (0 means "none"), and are defined before any block that uses them.
+enum class DictKind : uint8_t {
+  kString = 1,   // varint len, bytes (UTF-8, not NUL-terminated)
+  kName = 2,     // varint name_sid, varint category_sid, varint field_mask, u8 EventKind
+  kContext = 3,  // varint n, n x (varint key_sid, u8 TagType, value)
+  kThread = 4,   // varint tid, varint name_sid (0 = unnamed)
+  kMetadata = 5, // varint key_sid, varint value_sid (process metadata set at run time)
+};
+
+enum class TagType : uint8_t { kInt = 0, kString = 1 };  // int: zigzag varint; string: varint sid
+
+enum class EventKind : uint8_t {
+  kComplete = 0,  // has ts and dur
+  kInstant = 1,   // dur is 0
+  kCounter = 2,   // value in the size column
+  kBegin = 3,     // async begin (dur 0), id in the offset column
+  kEnd = 4,       // async end (dur 0), id in the offset column
+};
+
+// Which optional columns carry meaning for events of a name (field_mask bits).
+enum Field : uint32_t {
+  kFieldFd = 1u << 0,
+  kFieldPath = 1u << 1,
+  kFieldOffset = 1u << 2,
+  kFieldSize = 1u << 3,
+  kFieldRet = 1u << 4,
+  kFieldErrno = 1u << 5,
+  kFieldValue = 1u << 6,  // counter value (stored in the size column)
+};
+
+// ---- Event columns (kEvents payload, after decompression) --------------------
+// varint tid, varint base_ts, varint ncols, ncols x (u8 column id, u8 encoding,
+// varint byte length), then the column bytes in the same order. Every column
+// holds exactly `count` values (count is in the block header).
+enum class Column : uint8_t {
+  kName = 1,    // varint name id
+  kTs = 2,      // zigzag varint delta of start ns vs previous event (first: vs base_ts)
+  kDur = 3,     // varint ns
+  kFd = 4,      // zigzag varint (-1 = none)
+  kPath = 5,    // varint string id (0 = none)
+  kOffset = 6,  // zigzag varint delta vs previous event's offset (-1 = none; first vs 0)
+  kSize = 7,    // zigzag varint (-1 = none)
+  kRet = 8,     // zigzag varint of ret - max(size, 0)
+  kErrno = 9,   // varint (0 = success)
+  kCtx = 10,    // varint context id (0 = no tags)
+};
+inline constexpr int kNumColumns = 10;
+enum class ColumnEncoding : uint8_t { kVarint = 0 };
+
+// ---- Trailer ---------------------------------------------------------------
+inline constexpr char kTrailerMagic[8] = {'S', 'T', 'R', 'A', 'T', 'F', 'T', '\n'};
+struct Trailer {
+  uint64_t footer_offset;  // file offset of the FOOTER block header
+  char magic[8];           // kTrailerMagic
+};
+static_assert(sizeof(Trailer) == 16);
+
+// ---- Categories (layers) written by the runtime ----------------------------
+inline constexpr const char* kCatPosix = "POSIX";
+inline constexpr const char* kCatStdio = "STDIO";
+inline constexpr const char* kCatProcess = "PROC";
+
+}  // namespace strata::format

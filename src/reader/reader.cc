@@ -1,0 +1,445 @@
+#include "strata/reader.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "format/format.h"
+#include "format/varint.h"
+
+namespace strata::reader {
+
+namespace fmt = strata::format;
+
+FormatError::FormatError(const std::string& file, long block, uint64_t offset, const std::string& what)
+    : std::runtime_error(file + (block >= 0 ? ": block " + std::to_string(block) + " at offset " + std::to_string(offset)
+                                            : std::string()) +
+                         ": " + what),
+      file_(file),
+      block_(block),
+      offset_(offset) {}
+
+std::string ProcessInfo::cmdline() const {
+  std::string s;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (i) s += ' ';
+    s += argv[i];
+  }
+  return s;
+}
+
+// ---- Dictionary --------------------------------------------------------------
+namespace {
+const std::string kEmpty;
+const NameInfo kUnknownName{"?", "?", 0, 0};
+const std::vector<Tag> kNoTags;
+
+template <class T>
+void put_at(std::vector<T>& v, uint32_t id, T value) {
+  if (v.size() <= id) v.resize(id + 1);
+  v[id] = std::move(value);
+}
+}  // namespace
+
+const std::string& Dictionary::str(uint32_t sid) const { return sid < strings_.size() ? strings_[sid] : kEmpty; }
+const NameInfo& Dictionary::name(uint32_t nid) const { return nid < names_.size() ? names_[nid] : kUnknownName; }
+const std::vector<Tag>& Dictionary::context(uint32_t cid) const {
+  return cid < contexts_.size() ? contexts_[cid] : kNoTags;
+}
+const std::string& Dictionary::thread_name(uint32_t tid) const {
+  for (auto& [t, sid] : threads_)
+    if (t == tid) return str(sid);
+  return kEmpty;
+}
+void Dictionary::set_string(uint32_t id, std::string s) { put_at(strings_, id, std::move(s)); }
+void Dictionary::set_name(uint32_t id, NameInfo n) { put_at(names_, id, std::move(n)); }
+void Dictionary::set_context(uint32_t id, std::vector<Tag> tags) { put_at(contexts_, id, std::move(tags)); }
+void Dictionary::set_thread(uint32_t tid, uint32_t name_sid) {
+  for (auto& t : threads_)
+    if (t.first == tid) {
+      t.second = name_sid;
+      return;
+    }
+  threads_.emplace_back(tid, name_sid);
+}
+
+void EventBatch::resize(size_t n) {
+  name.resize(n);
+  path.resize(n);
+  ctx.resize(n);
+  fd.resize(n);
+  err.resize(n);
+  ts.resize(n);
+  dur.resize(n);
+  offset.resize(n);
+  size.resize(n);
+  ret.resize(n);
+}
+
+// ---- Payload cursor ----------------------------------------------------------
+namespace {
+struct Cursor {
+  const uint8_t* p;
+  const uint8_t* end;
+  const FileReader* owner;
+  std::string* error;
+
+  bool varint(uint64_t& v) {
+    const uint8_t* n = fmt::get_varint(p, end, v);
+    if (!n) return false;
+    p = n;
+    return true;
+  }
+  uint64_t u() {
+    uint64_t v = 0;
+    if (!varint(v)) throw std::string("truncated varint");
+    return v;
+  }
+  int64_t z() { return fmt::unzigzag(u()); }
+  uint8_t byte() {
+    if (p >= end) throw std::string("truncated payload");
+    return *p++;
+  }
+  std::string str() {
+    uint64_t n = u();
+    if (n > static_cast<uint64_t>(end - p)) throw std::string("string runs past the end of its block");
+    std::string s(reinterpret_cast<const char*>(p), n);
+    p += n;
+    return s;
+  }
+};
+}  // namespace
+
+// ---- FileReader --------------------------------------------------------------
+FileReader::FileReader(const std::string& path) : path_(path) {
+  fp_ = std::fopen(path.c_str(), "rb");
+  if (!fp_) throw FormatError(path, -1, 0, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fileno(fp_), &st) == 0) file_size_ = static_cast<uint64_t>(st.st_size);
+  if (S_ISDIR(st.st_mode)) {
+    std::fclose(fp_);
+    fp_ = nullptr;
+    throw FormatError(path, -1, 0, "is a directory, not a trace file");
+  }
+  fmt::FileHeader h{};
+  if (file_size_ == 0) {
+    std::fclose(fp_);
+    fp_ = nullptr;
+    throw FormatError(path, -1, 0, "empty file, not a strata trace");
+  }
+  if (std::fread(&h, 1, sizeof(h), fp_) != sizeof(h) || std::memcmp(h.magic, fmt::kFileMagic, 8) != 0) {
+    std::fclose(fp_);
+    fp_ = nullptr;
+    throw FormatError(path, -1, 0, "not a strata trace file (bad magic)");
+  }
+  if (h.version_major != fmt::kVersionMajor) {
+    std::fclose(fp_);
+    fp_ = nullptr;
+    throw FormatError(path, -1, 0, "unsupported format version " + std::to_string(h.version_major));
+  }
+  if (h.header_size < sizeof(h) || h.header_size > file_size_) {
+    std::fclose(fp_);
+    fp_ = nullptr;
+    throw FormatError(path, -1, 0, "bad header size");
+  }
+  pos_ = h.header_size;
+  std::fseek(fp_, static_cast<long>(pos_), SEEK_SET);
+  dctx_ = ZSTD_createDCtx();
+  std::vector<uint8_t> payload;
+  uint8_t type = 0;
+  uint32_t count = 0;
+  if (!read_block(payload, type, count)) fail("file ends before its PROCESS block");
+  if (type != static_cast<uint8_t>(fmt::BlockType::kProcess)) fail("first block is not a PROCESS block");
+  decode_process(payload);
+}
+
+FileReader::~FileReader() {
+  if (fp_) std::fclose(fp_);
+  ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(dctx_));
+}
+
+void FileReader::fail(const std::string& what) const { throw FormatError(path_, block_index_, block_offset_, what); }
+
+// Reads the next block. Returns false at a clean end of file, or at a final
+// block cut short (a crashed writer): those bytes were never complete.
+bool FileReader::read_block(std::vector<uint8_t>& payload, uint8_t& type, uint32_t& count) {
+  if (pos_ >= file_size_) return false;
+  block_offset_ = pos_;
+  ++block_index_;
+  fmt::BlockHeader h{};
+  if (file_size_ - pos_ < sizeof(h)) {
+    truncated_tail_ = true;
+    return false;
+  }
+  if (std::fread(&h, 1, sizeof(h), fp_) != sizeof(h)) fail("read error");
+  if (h.magic != fmt::kBlockMagic) fail("bad block magic (corrupt file)");
+  if (fmt::header_hash_of(h) != h.header_hash) fail("block header checksum mismatch (corrupt file)");
+  if (h.stored_size > fmt::kMaxBlockPayload || h.raw_size > fmt::kMaxBlockPayload) fail("block size out of range");
+  if (pos_ + sizeof(h) + h.stored_size > file_size_) {
+    truncated_tail_ = true;  // the writer died while appending this block
+    return false;
+  }
+  stored_.resize(h.stored_size);
+  if (h.stored_size && std::fread(stored_.data(), 1, h.stored_size, fp_) != h.stored_size) fail("read error");
+  pos_ += sizeof(h) + h.stored_size;
+  if (XXH3_64bits(stored_.data(), stored_.size()) != h.payload_hash) fail("payload checksum mismatch (corrupt block)");
+  type = h.type;
+  count = h.count;
+  if (h.codec == static_cast<uint8_t>(fmt::Codec::kNone)) {
+    if (h.raw_size != h.stored_size) fail("uncompressed block with raw size != stored size");
+    payload.swap(stored_);
+  } else if (h.codec == static_cast<uint8_t>(fmt::Codec::kZstd)) {
+    payload.resize(h.raw_size);
+    size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(dctx_), payload.data(), payload.size(), stored_.data(),
+                                   stored_.size());
+    if (ZSTD_isError(n) || n != h.raw_size) fail("zstd payload does not decompress to its raw size");
+  } else {
+    fail("unknown codec " + std::to_string(h.codec));
+  }
+  return true;
+}
+
+void FileReader::decode_process(const std::vector<uint8_t>& p) {
+  Cursor c{p.data(), p.data() + p.size(), this, nullptr};
+  try {
+    process_.pid = c.z();
+    process_.ppid = c.z();
+    process_.rank = c.z();
+    process_.start_wall_ns = c.u();
+    process_.start_mono_ns = c.u();
+    process_.hostname = c.str();
+    process_.exe = c.str();
+    process_.version = c.str();
+    process_.mode = c.str();
+    uint64_t argc = c.u();
+    if (argc > p.size()) throw std::string("bad argument count");
+    for (uint64_t i = 0; i < argc; ++i) process_.argv.push_back(c.str());
+    uint64_t nmeta = c.u();
+    if (nmeta > p.size()) throw std::string("bad metadata count");
+    for (uint64_t i = 0; i < nmeta; ++i) {
+      std::string k = c.str();
+      process_.metadata.emplace_back(k, c.str());
+    }
+  } catch (const std::string& e) {
+    fail("PROCESS block: " + e);
+  }
+}
+
+void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
+  Cursor c{p.data(), p.data() + p.size(), this, nullptr};
+  try {
+    for (uint32_t i = 0; i < count; ++i) {
+      auto kind = static_cast<fmt::DictKind>(c.byte());
+      uint64_t id = c.u();
+      if (id > (1u << 28)) throw std::string("dictionary id out of range");
+      auto id32 = static_cast<uint32_t>(id);
+      switch (kind) {
+        case fmt::DictKind::kString: dict_.set_string(id32, c.str()); break;
+        case fmt::DictKind::kName: {
+          NameInfo n;
+          auto name_sid = static_cast<uint32_t>(c.u());
+          auto cat_sid = static_cast<uint32_t>(c.u());
+          n.name = dict_.str(name_sid);
+          n.category = dict_.str(cat_sid);
+          n.fields = static_cast<uint32_t>(c.u());
+          n.kind = c.byte();
+          dict_.set_name(id32, std::move(n));
+          break;
+        }
+        case fmt::DictKind::kContext: {
+          uint64_t n = c.u();
+          if (n > 1024) throw std::string("context with too many tags");
+          std::vector<Tag> tags(n);
+          for (auto& t : tags) {
+            t.key = static_cast<uint32_t>(c.u());
+            t.is_int = c.byte() == static_cast<uint8_t>(fmt::TagType::kInt);
+            if (t.is_int) t.int_value = c.z();
+            else t.str_value = static_cast<uint32_t>(c.u());
+          }
+          dict_.set_context(id32, std::move(tags));
+          break;
+        }
+        case fmt::DictKind::kThread: dict_.set_thread(id32, static_cast<uint32_t>(c.u())); break;
+        case fmt::DictKind::kMetadata: {
+          auto k = static_cast<uint32_t>(c.u());
+          auto v = static_cast<uint32_t>(c.u());
+          process_.metadata.emplace_back(dict_.str(k), dict_.str(v));
+          break;
+        }
+        default: throw std::string("unknown dictionary entry kind " + std::to_string(static_cast<int>(kind)));
+      }
+    }
+  } catch (const std::string& e) {
+    fail("DICT block: " + e);
+  }
+}
+
+void FileReader::decode_stats(const std::vector<uint8_t>& p) {
+  Cursor c{p.data(), p.data() + p.size(), this, nullptr};
+  try {
+    stats_.events_written = c.u();
+    stats_.events_dropped = c.u();
+  } catch (const std::string& e) {
+    fail("STATS block: " + e);
+  }
+}
+
+namespace {
+// Decodes `n` varints of one column; returns false on overrun.
+template <class T, class F>
+bool decode_column(const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform) {
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t v;
+    if (p < end && *p < 0x80) {
+      v = *p++;
+    } else {
+      p = fmt::get_varint(p, end, v);
+      if (!p) return false;
+    }
+    out[i] = transform(v);
+  }
+  return p == end;
+}
+}  // namespace
+
+void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, EventBatch& out) {
+  Cursor c{p.data(), p.data() + p.size(), this, nullptr};
+  struct Col {
+    uint8_t id, enc;
+    uint64_t len;
+  } cols[32];
+  uint64_t base_ts = 0, ncols = 0;
+  try {
+    out.tid = static_cast<uint32_t>(c.u());
+    base_ts = c.u();
+    ncols = c.u();
+    if (ncols > 32) throw std::string("too many columns");
+    for (uint64_t i = 0; i < ncols; ++i) cols[i] = {c.byte(), c.byte(), c.u()};
+  } catch (const std::string& e) {
+    fail("EVENTS block: " + e);
+  }
+  out.resize(count);
+  std::fill(out.offset.begin(), out.offset.end(), -1);
+  std::fill(out.size.begin(), out.size.end(), -1);
+  std::fill(out.fd.begin(), out.fd.end(), -1);
+  const uint8_t* data = c.p;
+  const uint8_t* end = p.data() + p.size();
+  bool have_ts = false;
+  for (uint64_t i = 0; i < ncols; ++i) {
+    if (cols[i].len > static_cast<uint64_t>(end - data)) fail("EVENTS block: column runs past the block");
+    const uint8_t* cb = data;
+    const uint8_t* ce = data + cols[i].len;
+    data = ce;
+    if (cols[i].enc != static_cast<uint8_t>(fmt::ColumnEncoding::kVarint)) continue;  // unknown encodings: skip
+    bool ok = true;
+    switch (static_cast<fmt::Column>(cols[i].id)) {
+      case fmt::Column::kName: ok = decode_column(cb, ce, count, out.name.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
+      case fmt::Column::kTs: {
+        uint64_t prev = base_ts;
+        ok = decode_column(cb, ce, count, out.ts.data(), [&](uint64_t v) { return prev += fmt::unzigzag(v); });
+        have_ts = true;
+        break;
+      }
+      case fmt::Column::kDur: ok = decode_column(cb, ce, count, out.dur.data(), [](uint64_t v) { return v; }); break;
+      case fmt::Column::kFd: ok = decode_column(cb, ce, count, out.fd.data(), [](uint64_t v) { return static_cast<int32_t>(fmt::unzigzag(v)); }); break;
+      case fmt::Column::kPath: ok = decode_column(cb, ce, count, out.path.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
+      case fmt::Column::kOffset: {
+        int64_t prev = 0;
+        ok = decode_column(cb, ce, count, out.offset.data(), [&](uint64_t v) { return prev += fmt::unzigzag(v); });
+        break;
+      }
+      case fmt::Column::kSize: ok = decode_column(cb, ce, count, out.size.data(), [](uint64_t v) { return fmt::unzigzag(v); }); break;
+      case fmt::Column::kRet: ok = decode_column(cb, ce, count, out.ret.data(), [](uint64_t v) { return fmt::unzigzag(v); }); break;
+      case fmt::Column::kErrno: ok = decode_column(cb, ce, count, out.err.data(), [](uint64_t v) { return static_cast<int32_t>(v); }); break;
+      case fmt::Column::kCtx: ok = decode_column(cb, ce, count, out.ctx.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
+      default: break;  // columns from a newer minor version
+    }
+    if (!ok) fail("EVENTS block: column " + std::to_string(cols[i].id) + " does not hold " + std::to_string(count) + " values");
+  }
+  if (!have_ts) fail("EVENTS block: no timestamp column");
+  // ret is stored relative to the requested size.
+  for (uint32_t i = 0; i < count; ++i) out.ret[i] += out.size[i] > 0 ? out.size[i] : 0;
+}
+
+bool FileReader::next(EventBatch& out) {
+  std::vector<uint8_t>& payload = raw_;
+  uint8_t type;
+  uint32_t count;
+  while (read_block(payload, type, count)) {
+    switch (static_cast<fmt::BlockType>(type)) {
+      case fmt::BlockType::kEvents: decode_events(payload, count, out); return true;
+      case fmt::BlockType::kDict: decode_dict(payload, count); break;
+      case fmt::BlockType::kStats: decode_stats(payload); break;
+      case fmt::BlockType::kFooter: footer_seen_ = true; break;
+      case fmt::BlockType::kProcess: fail("second PROCESS block");
+      default: break;  // unknown block types are skipped (forward compatible)
+    }
+  }
+  return false;
+}
+
+uint64_t FileReader::skip_events_block() {
+  std::vector<uint8_t>& payload = raw_;
+  uint8_t type;
+  uint32_t count;
+  while (read_block(payload, type, count)) {
+    switch (static_cast<fmt::BlockType>(type)) {
+      case fmt::BlockType::kEvents: return count;
+      case fmt::BlockType::kDict: decode_dict(payload, count); break;
+      case fmt::BlockType::kStats: decode_stats(payload); break;
+      case fmt::BlockType::kFooter: footer_seen_ = true; break;
+      default: break;
+    }
+  }
+  return 0;
+}
+
+// ---- Trace -------------------------------------------------------------------
+std::vector<std::string> list_trace_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw FormatError(path, -1, 0, "no such file or directory");
+  if (!fs::is_directory(st)) return {path};
+  std::vector<std::string> files;
+  for (auto& e : fs::directory_iterator(path, ec)) {
+    if (e.path().extension() == fmt::kFileSuffix) files.push_back(e.path().string());
+  }
+  if (ec) throw FormatError(path, -1, 0, "cannot list directory: " + ec.message());
+  if (files.empty()) throw FormatError(path, -1, 0, "directory holds no *.strata trace file");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TraceReader::TraceReader(const std::string& path) : files_(list_trace_files(path)) {
+  // Time base: per host, wall - mono of that host's earliest process.
+  std::vector<std::pair<std::string, std::pair<uint64_t, int64_t>>> hosts;  // host -> (start_wall, offset)
+  for (auto& f : files_) {
+    FileReader r(f);
+    const ProcessInfo& p = r.process();
+    int64_t off = static_cast<int64_t>(p.start_wall_ns) - static_cast<int64_t>(p.start_mono_ns);
+    auto it = std::find_if(hosts.begin(), hosts.end(), [&](auto& h) { return h.first == p.hostname; });
+    if (it == hosts.end()) hosts.push_back({p.hostname, {p.start_wall_ns, off}});
+    else if (p.start_wall_ns < it->second.first) it->second = {p.start_wall_ns, off};
+  }
+  start_wall_ns_ = ~0ull;
+  for (auto& h : hosts) {
+    host_offsets_.emplace_back(h.first, h.second.second);
+    start_wall_ns_ = std::min(start_wall_ns_, h.second.first);
+  }
+}
+
+int64_t TraceReader::to_trace_ns(const ProcessInfo& proc, uint64_t mono_ns) const {
+  for (auto& [host, off] : host_offsets_)
+    if (host == proc.hostname) return static_cast<int64_t>(mono_ns) + off - static_cast<int64_t>(start_wall_ns_);
+  return static_cast<int64_t>(mono_ns) - static_cast<int64_t>(proc.start_mono_ns) +
+         static_cast<int64_t>(proc.start_wall_ns) - static_cast<int64_t>(start_wall_ns_);
+}
+
+}  // namespace strata::reader

@@ -1,0 +1,289 @@
+// Lifecycle of the runtime inside a traced process: configuration from the
+// environment, start-up, per-thread state, fork, exit and exec.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <new>
+
+#include "runtime/state.h"
+#include "runtime/sys.h"
+#include "runtime/writer.h"
+
+namespace strata::runtime {
+
+constinit HotConfig g_hot;
+constinit Globals g;
+__thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread bool t_done __attribute__((tls_model("initial-exec"))) = false;
+
+void signals_install();  // signals.cc
+
+namespace {
+
+uint64_t clock_ns(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+uint64_t env_u64(const char* name, uint64_t dflt) {
+  const char* s = getenv(name);
+  if (!s || !*s) return dflt;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s, &end, 10);
+  if (end == s) return dflt;
+  if (*end == 'k' || *end == 'K') v <<= 10;
+  if (*end == 'm' || *end == 'M') v <<= 20;
+  return v;
+}
+
+int split_prefixes(const char* list, char (*out)[256], int start) {
+  int n = start;
+  if (!list) return n;
+  const char* p = list;
+  while (*p && n < kMaxPrefixes) {
+    const char* e = std::strchr(p, ':');
+    size_t len = e ? static_cast<size_t>(e - p) : std::strlen(p);
+    if (len > 0 && len < 256) {
+      std::memcpy(out[n], p, len);
+      out[n][len] = '\0';
+      ++n;
+    }
+    if (!e) break;
+    p = e + 1;
+  }
+  return n;
+}
+
+bool layer_listed(const char* list, const char* layer) {
+  size_t n = std::strlen(layer);
+  for (const char* p = list; (p = strcasestr(p, layer)) != nullptr; p += n) {
+    bool start = p == list || p[-1] == ',';
+    bool end = p[n] == '\0' || p[n] == ',';
+    if (start && end) return true;
+  }
+  return false;
+}
+
+void read_config() {
+  Config& c = g.cfg;
+  const char* dir = getenv("STRATA_DIR");
+  std::strncpy(c.dir, dir ? dir : "", sizeof(c.dir) - 1);
+  const char* mode = getenv("STRATA_MODE");
+  c.profile_mode = mode && std::strcmp(mode, "profile") == 0;
+  uint64_t buf = env_u64("STRATA_BUFFER_SIZE", 1 << 20);
+  uint64_t pow2 = 16 * sizeof(RawEvent);
+  while (pow2 < buf && pow2 < (1ull << 30)) pow2 <<= 1;
+  c.buffer_bytes = pow2;
+  c.flush_interval_ms = env_u64("STRATA_FLUSH_INTERVAL_MS", 1000);
+  if (c.flush_interval_ms == 0) c.flush_interval_ms = 1;
+  c.zstd_level = static_cast<int>(env_u64("STRATA_ZSTD_LEVEL", 1));
+  const char* hz = getenv("STRATA_TSC_HZ");
+  c.tsc_hz = hz ? std::strtod(hz, nullptr) : 0;
+  // Default exclusions: kernel pseudo files and the trace itself.
+  c.nexclude = split_prefixes("/proc:/sys:/dev", c.exclude, 0);
+  if (c.dir[0] && c.nexclude < kMaxPrefixes && std::strlen(c.dir) < 256) std::strcpy(c.exclude[c.nexclude++], c.dir);
+  const char* ex = getenv("STRATA_EXCLUDE");
+  if (ex && std::strcmp(ex, "none") == 0) c.nexclude = 0;
+  else c.nexclude = split_prefixes(ex, c.exclude, c.nexclude);
+  c.ninclude = split_prefixes(getenv("STRATA_INCLUDE"), c.include, 0);
+  if (const char* layers = getenv("STRATA_LAYERS")) {
+    g_hot.layer_on[static_cast<int>(Layer::POSIX)] = layer_listed(layers, "posix");
+    g_hot.layer_on[static_cast<int>(Layer::STDIO)] = layer_listed(layers, "stdio");
+    g_hot.layer_on[static_cast<int>(Layer::PROC)] = layer_listed(layers, "proc");
+    g_hot.app_on = layer_listed(layers, "app");
+  }
+}
+
+void take_time_anchors() {
+  g.start_wall_ns = clock_ns(CLOCK_REALTIME);
+  g.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+  g.start_ticks = now_ticks();
+}
+
+void setup_clock() {
+  g_hot.use_tsc = false;
+#if defined(__x86_64__)
+  if (g.cfg.tsc_hz > 1e6) {
+    g.ns_per_tick_q32 = static_cast<uint64_t>(1e9 / g.cfg.tsc_hz * 4294967296.0);
+    g_hot.use_tsc = true;
+  }
+#endif
+  take_time_anchors();
+}
+
+void register_builtin_names() {
+  for (uint32_t i = 1; i < kNumFns; ++i) {
+    uint32_t key[4] = {g.strings.intern(kFnInfo[i].name), g.strings.intern(layer_name(kFnInfo[i].layer)),
+                       static_cast<uint32_t>(format::EventKind::kComplete), kFnInfo[i].fields};
+    g.names.intern(std::string_view(reinterpret_cast<const char*>(key), sizeof(key)),
+                   kFnInfo[i].fields | (static_cast<uint32_t>(format::EventKind::kComplete) << 24));
+  }
+}
+
+void thread_exit(void* p) {
+  auto* s = static_cast<ThreadState*>(p);
+  t_state = nullptr;
+  t_done = true;
+  s->status.store(static_cast<int>(ThreadStatus::kExited), std::memory_order_release);
+}
+
+void fork_prepare() {
+  if (!g_hot.active) return;
+  writer_prepare_fork();
+  g.strings.lock_for_fork();
+  g.names.lock_for_fork();
+  g.contexts.lock_for_fork();
+  g.metadata.lock_for_fork();
+}
+
+void fork_parent() {
+  if (!g_hot.active) return;
+  g.metadata.unlock_after_fork();
+  g.contexts.unlock_after_fork();
+  g.names.unlock_after_fork();
+  g.strings.unlock_after_fork();
+  writer_parent_after_fork();
+}
+
+// The child keeps the interning tables (ids stay valid) but none of the
+// parent's buffered events: those are the parent's to write.
+void fork_child() {
+  if (!g_hot.active) return;
+  g.strings.reset_lock_in_child();
+  g.names.reset_lock_in_child();
+  g.contexts.reset_lock_in_child();
+  g.metadata.reset_lock_in_child();
+  g.ppid = g.pid;
+  g.pid = sys::getpid();
+  for (ThreadState* s = g.threads.load(std::memory_order_acquire); s; s = s->next) {
+    s->ring.tail.store(s->ring.head.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    s->dropped.store(0, std::memory_order_relaxed);
+    if (s != t_state) s->status.store(static_cast<int>(ThreadStatus::kFree), std::memory_order_relaxed);
+  }
+  if (t_state) t_state->tid = static_cast<uint32_t>(sys::gettid());
+  g.finalized.store(false);
+  take_time_anchors();
+  writer_child_after_fork();
+}
+
+}  // namespace
+
+ThreadState* create_thread_state() {
+  if (g.initialized.load(std::memory_order_acquire) != 2 || !g_hot.active) return nullptr;
+  ThreadState* s = nullptr;
+  for (ThreadState* it = g.threads.load(std::memory_order_acquire); it; it = it->next) {
+    int expected = static_cast<int>(ThreadStatus::kFree);
+    if (it->status.compare_exchange_strong(expected, static_cast<int>(ThreadStatus::kLive))) {
+      s = it;
+      break;
+    }
+  }
+  if (!s) {
+    void* mem = sys::map(sizeof(ThreadState));
+    void* slots = sys::map(g.cfg.buffer_bytes);
+    if (!mem || !slots) {
+      t_done = true;
+      return nullptr;
+    }
+    s = new (mem) ThreadState();
+    s->ring.capacity = g.cfg.buffer_bytes / sizeof(RawEvent);
+    s->ring.slots = static_cast<RawEvent*>(slots);
+    ThreadState* head = g.threads.load(std::memory_order_relaxed);
+    do {
+      s->next = head;
+    } while (!g.threads.compare_exchange_weak(head, s, std::memory_order_release, std::memory_order_relaxed));
+  }
+  s->tid = static_cast<uint32_t>(sys::gettid());
+  s->busy = 0;
+  s->ctx = 0;
+  s->ntags = 0;
+  s->depth = 0;
+  s->name_sid.store(0, std::memory_order_relaxed);
+  t_state = s;
+  pthread_setspecific(g.thread_key, s);
+  return s;
+}
+
+void wake_writer() { writer_wake(); }
+
+void record_event(ThreadState* t, uint32_t name, uint64_t t0, uint64_t t1, int fd, uint32_t path,
+                  int64_t offset, int64_t size, int64_t ret, int err) {
+  RawEvent* e = reserve_slot(t);
+  if (!e) return;
+  *e = RawEvent{t0, t1, offset, size, ret, name, path, t->ctx, fd, err, 0};
+  commit_slot(t);
+}
+
+void ensure_initialized() {
+  int expected = 0;
+  if (!g.initialized.compare_exchange_strong(expected, 1)) return;
+  t_done = true;  // nothing recorded while starting up
+  read_config();
+  const char* disabled = getenv("STRATA_DISABLE");
+  if (g.cfg.dir[0] == '\0' || (disabled && *disabled == '1')) {
+    t_done = false;
+    g.initialized.store(2, std::memory_order_release);
+    return;
+  }
+  g.pid = sys::getpid();
+  g.ppid = sys::getppid();
+  setup_clock();
+  register_builtin_names();
+  refresh_cwd();
+  pthread_key_create(&g.thread_key, thread_exit);
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  writer_start();
+  signals_install();
+  t_done = false;
+  g_hot.active = true;
+  g.initialized.store(2, std::memory_order_release);
+}
+
+void flush_all(bool final_flush) {
+  if (!g_hot.active) return;
+  InternalScope guard;
+  writer_flush(final_flush);
+}
+
+void finalize_process(int exit_status, Fn how) {
+  if (!g_hot.active || g.finalized.load(std::memory_order_acquire)) return;
+  if (ThreadState* t = thread_state(); t && how != Fn::kNone) {
+    uint64_t now = now_ticks();
+    record_event(t, static_cast<uint32_t>(how), now, now, -1, 0, -1, -1, exit_status, 0);
+  }
+  flush_all(true);
+}
+
+bool is_vfork_child() { return g_hot.active && sys::getpid() != g.pid; }
+
+void before_exec() {
+  if (!g_hot.active || is_vfork_child()) return;
+  flush_all(true);
+}
+
+void after_failed_exec() {
+  if (!g_hot.active || is_vfork_child()) return;
+  g.finalized.store(false, std::memory_order_release);
+}
+
+namespace {
+__attribute__((constructor(101))) void runtime_constructor() { ensure_initialized(); }
+
+__attribute__((destructor(101))) void runtime_destructor() {
+  if (!g_hot.active || is_vfork_child()) return;
+  finalize_process(0, Fn::kNone);
+  writer_stop();
+  g_hot.active = false;
+}
+}  // namespace
+
+}  // namespace strata::runtime
+
+namespace strata::runtime {
+void* resolve_next(const char* name) { return dlsym(RTLD_NEXT, name); }
+}  // namespace strata::runtime

@@ -1,0 +1,90 @@
+#include "runtime/intern.h"
+
+#include <sched.h>
+
+#include <cstring>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "runtime/sys.h"
+
+namespace strata::runtime {
+
+void SpinLock::lock() {
+  for (int spins = 0; flag_.exchange(true, std::memory_order_acquire); ++spins) {
+    if (spins > 64) sched_yield();
+  }
+}
+
+const char* Interner::store_bytes(std::string_view s) {
+  if (s.size() + 1 > arena_left_) {
+    size_t bytes = s.size() + 1 > kArenaChunk ? s.size() + 1 : kArenaChunk;
+    arena_ = static_cast<char*>(sys::map(bytes));
+    if (!arena_) {
+      arena_left_ = 0;
+      return nullptr;
+    }
+    arena_left_ = bytes;
+  }
+  char* p = arena_;
+  std::memcpy(p, s.data(), s.size());
+  p[s.size()] = '\0';
+  arena_ += s.size() + 1;
+  arena_left_ -= s.size() + 1;
+  return p;
+}
+
+void Interner::grow_index() {
+  size_t cap = index_cap_ ? index_cap_ * 2 : 4096;
+  auto* idx = static_cast<uint32_t*>(sys::map(cap * sizeof(uint32_t)));
+  if (!idx) return;
+  uint32_t n = count_.load(std::memory_order_relaxed);
+  for (uint32_t id = 1; id <= n; ++id) {
+    const Entry& e = get(id);
+    size_t h = XXH3_64bits(e.data, e.len) & (cap - 1);
+    while (idx[h]) h = (h + 1) & (cap - 1);
+    idx[h] = id;
+  }
+  if (index_) sys::unmap(index_, index_cap_ * sizeof(uint32_t));
+  index_ = idx;
+  index_cap_ = cap;
+}
+
+uint32_t Interner::intern(std::string_view s, uint32_t aux) {
+  uint64_t hash = XXH3_64bits(s.data(), s.size());
+  lock_.lock();
+  uint32_t n = count_.load(std::memory_order_relaxed);
+  if ((n + 1) * 2 > index_cap_) grow_index();
+  if (!index_) {
+    lock_.unlock();
+    return 0;
+  }
+  size_t h = hash & (index_cap_ - 1);
+  for (uint32_t id; (id = index_[h]) != 0; h = (h + 1) & (index_cap_ - 1)) {
+    const Entry& e = get(id);
+    if (e.len == s.size() && std::memcmp(e.data, s.data(), s.size()) == 0) {
+      lock_.unlock();
+      return id;
+    }
+  }
+  uint32_t id = n + 1;
+  uint32_t chunk = (id - 1) >> kChunkBits;
+  if (chunk >= kMaxChunks) {
+    lock_.unlock();
+    return 0;
+  }
+  if (!chunks_[chunk]) chunks_[chunk] = static_cast<Entry*>(sys::map(sizeof(Entry) << kChunkBits));
+  const char* data = store_bytes(s);
+  if (!chunks_[chunk] || !data) {
+    lock_.unlock();
+    return 0;
+  }
+  chunks_[chunk][(id - 1) & kChunkMask] = Entry{data, static_cast<uint32_t>(s.size()), aux};
+  index_[h] = id;
+  count_.store(id, std::memory_order_release);
+  lock_.unlock();
+  return id;
+}
+
+}  // namespace strata::runtime

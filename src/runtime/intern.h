@@ -1,0 +1,61 @@
+// Interning tables of the runtime: strings (paths, names, tag values), event
+// names and tag contexts. Producers (any thread, on open/tag/region calls, not
+// on the read/write hot path) insert under a spinlock; the writer thread reads
+// published entries without locking, by index, to emit DICT blocks.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace strata::runtime {
+
+class SpinLock {
+ public:
+  void lock();
+  void unlock() { flag_.store(false, std::memory_order_release); }
+  void reset() { flag_.store(false, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
+class Interner {
+ public:
+  struct Entry {
+    const char* data;
+    uint32_t len;
+    uint32_t aux;  // caller-defined (e.g. path excluded bit, name fields)
+  };
+
+  // Returns the id (>= 1) of the byte string, inserting it with `aux` if new;
+  // 0 if the table is full.
+  uint32_t intern(std::string_view s, uint32_t aux = 0);
+  // Number of entries whose contents are visible (ids 1..published()).
+  uint32_t published() const { return count_.load(std::memory_order_acquire); }
+  const Entry& get(uint32_t id) const { return chunks_[(id - 1) >> kChunkBits][(id - 1) & kChunkMask]; }
+
+  void lock_for_fork() { lock_.lock(); }
+  void unlock_after_fork() { lock_.unlock(); }
+  void reset_lock_in_child() { lock_.reset(); }
+
+ private:
+  static constexpr uint32_t kChunkBits = 12;
+  static constexpr uint32_t kChunkMask = (1u << kChunkBits) - 1;
+  static constexpr uint32_t kMaxChunks = 4096;
+  static constexpr size_t kArenaChunk = 1 << 20;
+
+  const char* store_bytes(std::string_view s);
+  void grow_index();
+
+  SpinLock lock_;
+  std::atomic<uint32_t> count_{0};
+  Entry* chunks_[kMaxChunks] = {};
+  uint32_t* index_ = nullptr;  // open addressing: ids, 0 = empty
+  size_t index_cap_ = 0;
+  char* arena_ = nullptr;
+  size_t arena_left_ = 0;
+};
+
+}  // namespace strata::runtime

@@ -1,0 +1,79 @@
+// Shared shapes of the POSIX and STDIO interposers: one function per kind of
+// call (I/O on a descriptor, open, path operation, descriptor operation) so
+// each interposer is a line or two.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/types.h>
+
+#include "runtime/state.h"
+
+namespace strata::runtime {
+
+// I/O on a descriptor. explicit_offset < 0 means "at the tracked position",
+// which then advances by the bytes transferred.
+template <class Call>
+inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t size, Call call) {
+  IoScope s(fn, layer);
+  auto r = call();
+  if (!s.on()) return r;
+  s.stop(r < 0);
+  FdEntry* e = fd_entry(fd);
+  if (!e || e->state.load(std::memory_order_relaxed) != kFdTraced) {
+    s.skip();
+    return r;
+  }
+  int64_t off = explicit_offset;
+  if (off < 0) {
+    off = e->pos.load(std::memory_order_relaxed);
+    if (r > 0) e->pos.store(off + static_cast<int64_t>(r), std::memory_order_relaxed);
+  }
+  s.record(fd, e->path.load(std::memory_order_relaxed), off, size, static_cast<int64_t>(r));
+  return r;
+}
+
+// An operation on a descriptor that moves no data (fsync, fstat, close...).
+template <class Call>
+inline auto fd_op(Fn fn, Layer layer, int fd, Call call, int64_t size = -1) {
+  IoScope s(fn, layer);
+  if (!s.on()) return call();
+  uint32_t path = fd_path(fd);
+  auto r = call();
+  s.stop(r < 0);
+  if (path == 0) s.skip();
+  else s.record(fd, path, -1, size, static_cast<int64_t>(r));
+  return r;
+}
+
+// An operation naming a path (stat, access, mkdir, unlink...).
+template <class Call>
+inline auto path_op(Fn fn, int dirfd, const char* path, Call call) {
+  IoScope s(fn, Layer::POSIX);
+  if (!s.on()) return call();
+  uint32_t sid = path_at(dirfd, path);
+  auto r = call();
+  s.stop(r < 0);
+  if (path_excluded(sid)) s.skip();
+  else s.record(-1, sid, -1, -1, static_cast<int64_t>(r));
+  return r;
+}
+
+// open/openat/creat: on success the new descriptor is tracked under the path.
+template <class Call>
+inline int open_op(Fn fn, int dirfd, const char* path, int flags, Call call) {
+  IoScope s(fn, Layer::POSIX);
+  int fd = call();
+  if (!s.on()) {
+    if (fd >= 0 && g_hot.active) fd_closed(fd);  // forget stale state for this number
+    return fd;
+  }
+  s.stop(fd < 0);
+  uint32_t sid = path_at(dirfd, path);
+  if (fd >= 0) fd_opened(fd, sid, 0);
+  (void)flags;
+  if (path_excluded(sid)) s.skip();
+  else s.record(fd, sid, -1, -1, fd);
+  return fd;
+}
+
+}  // namespace strata::runtime

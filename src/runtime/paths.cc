@@ -1,0 +1,177 @@
+// Path resolution and the descriptor table. Paths are made absolute and
+// normalised lexically (no symlink resolution: one cheap string pass per open)
+// and checked once against the include/exclude prefixes when first interned.
+#include <fcntl.h>
+#include <pthread.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/state.h"
+#include "runtime/sys.h"
+
+namespace strata::runtime {
+
+FdEntry* FdTable::get(int fd, bool create) {
+  if (fd < 0) return nullptr;
+  unsigned chunk = static_cast<unsigned>(fd) >> kChunkBits;
+  if (chunk >= kChunks) return nullptr;
+  FdEntry* c = chunks_[chunk].load(std::memory_order_acquire);
+  if (!c) {
+    if (!create) return nullptr;
+    auto* fresh = static_cast<FdEntry*>(sys::map(sizeof(FdEntry) << kChunkBits));
+    if (!fresh) return nullptr;
+    if (chunks_[chunk].compare_exchange_strong(c, fresh, std::memory_order_acq_rel)) {
+      c = fresh;
+    } else {
+      sys::unmap(fresh, sizeof(FdEntry) << kChunkBits);
+    }
+  }
+  return &c[fd & ((1 << kChunkBits) - 1)];
+}
+
+void FdTable::clear_all() {
+  for (auto& c : chunks_) {
+    FdEntry* e = c.load(std::memory_order_acquire);
+    if (!e) continue;
+    for (int i = 0; i < (1 << kChunkBits); ++i) e[i].state.store(kFdUnknown, std::memory_order_relaxed);
+  }
+}
+
+static bool has_prefix(const char* path, const char* prefix) {
+  size_t n = std::strlen(prefix);
+  if (n == 0 || std::strncmp(path, prefix, n) != 0) return false;
+  return prefix[n - 1] == '/' || path[n] == '\0' || path[n] == '/';
+}
+
+static bool excluded_by_config(const char* abs) {
+  if (abs[0] != '/') return true;  // pipes, sockets, anonymous inodes
+  const Config& c = g.cfg;
+  for (int i = 0; i < c.nexclude; ++i)
+    if (has_prefix(abs, c.exclude[i])) return true;
+  if (c.ninclude == 0) return false;
+  for (int i = 0; i < c.ninclude; ++i)
+    if (has_prefix(abs, c.include[i])) return false;
+  return true;
+}
+
+uint32_t intern_path(const char* abs) {
+  return g.strings.intern(abs, excluded_by_config(abs) ? kPathExcluded : 0);
+}
+
+// Collapses "//", "/./" and "/../" in place; `p` is absolute.
+static void normalise(char* p) {
+  char* out = p;
+  const char* in = p;
+  while (*in) {
+    while (*in == '/') ++in;
+    if (!*in) break;
+    const char* seg = in;
+    while (*in && *in != '/') ++in;
+    size_t len = static_cast<size_t>(in - seg);
+    if (len == 1 && seg[0] == '.') continue;
+    if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+      while (out > p && *--out != '/') {
+      }
+      continue;
+    }
+    *out++ = '/';
+    std::memmove(out, seg, len);
+    out += len;
+  }
+  if (out == p) *out++ = '/';
+  *out = '\0';
+}
+
+static bool needs_normalise(const char* p) {
+  for (const char* s = p; *s; ++s)
+    if (s[0] == '/' && (s[1] == '/' || (s[1] == '.' && (s[2] == '/' || s[2] == '\0' || s[2] == '.'))))
+      return true;
+  return false;
+}
+
+uint32_t path_at(int dirfd, const char* path) {
+  if (!path) return 0;
+  if (path[0] == '/' && !needs_normalise(path)) return intern_path(path);
+  char buf[kPathMax];
+  size_t used = 0;
+  if (path[0] != '/') {
+    uint32_t base = 0;
+    if (dirfd == AT_FDCWD) {
+      base = g.cwd_sid.load(std::memory_order_acquire);
+    } else if (FdEntry* e = fd_entry(dirfd)) {
+      base = e->path.load(std::memory_order_relaxed);
+    }
+    if (base == 0) return 0;
+    const Interner::Entry& b = g.strings.get(base);
+    if (b.len + 2 >= sizeof(buf)) return 0;
+    std::memcpy(buf, b.data, b.len);
+    used = b.len;
+    buf[used++] = '/';
+  }
+  size_t n = std::strlen(path);
+  if (used + n + 1 > sizeof(buf)) return 0;
+  std::memcpy(buf + used, path, n + 1);
+  normalise(buf);
+  return intern_path(buf);
+}
+
+void refresh_cwd() {
+  char buf[kPathMax];
+  if (sys::getcwd(buf, sizeof(buf)) > 0) g.cwd_sid.store(g.strings.intern(buf, 0), std::memory_order_release);
+}
+
+// First sight of a descriptor the runtime did not see opened: ask /proc.
+static void resolve_unknown(int fd, FdEntry* e) {
+  char link[64], target[kPathMax];
+  std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  long n = sys::readlink(link, target, sizeof(target) - 1);
+  uint32_t sid = 0;
+  if (n > 0) {
+    target[n] = '\0';
+    sid = intern_path(target);
+  }
+  long pos = sys::lseek(fd, 0, SEEK_CUR);
+  e->path.store(sid, std::memory_order_relaxed);
+  e->pos.store(pos < 0 ? 0 : pos, std::memory_order_relaxed);
+  e->spos.store(pos < 0 ? 0 : pos, std::memory_order_relaxed);
+  e->state.store(path_excluded(sid) ? kFdExcluded : kFdTraced, std::memory_order_release);
+}
+
+FdEntry* fd_entry(int fd) {
+  FdEntry* e = g.fds.get(fd, true);
+  if (!e) return nullptr;
+  if (e->state.load(std::memory_order_acquire) == kFdUnknown) resolve_unknown(fd, e);
+  return e;
+}
+
+uint32_t fd_path(int fd) {
+  FdEntry* e = fd_entry(fd);
+  if (!e || e->state.load(std::memory_order_relaxed) != kFdTraced) return 0;
+  return e->path.load(std::memory_order_relaxed);
+}
+
+void fd_opened(int fd, uint32_t sid, int64_t pos) {
+  FdEntry* e = g.fds.get(fd, true);
+  if (!e) return;
+  e->path.store(sid, std::memory_order_relaxed);
+  e->pos.store(pos, std::memory_order_relaxed);
+  e->spos.store(pos, std::memory_order_relaxed);
+  e->state.store(path_excluded(sid) ? kFdExcluded : kFdTraced, std::memory_order_release);
+}
+
+void fd_closed(int fd) {
+  if (FdEntry* e = g.fds.get(fd, false)) e->state.store(kFdUnknown, std::memory_order_release);
+}
+
+void fd_duplicated(int oldfd, int newfd) {
+  FdEntry* src = fd_entry(oldfd);
+  FdEntry* dst = g.fds.get(newfd, true);
+  if (!src || !dst) return;
+  dst->path.store(src->path.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  dst->pos.store(src->pos.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  dst->spos.store(src->spos.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  dst->state.store(src->state.load(std::memory_order_relaxed), std::memory_order_release);
+}
+
+}  // namespace strata::runtime

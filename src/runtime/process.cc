@@ -1,0 +1,199 @@
+// Process interposers: fork, posix_spawn, the exec family and exit. The trace
+// of a process image is finished (flushed, footer written) before it is
+// replaced by exec or ends through exit/_exit, since forked workers often
+// leave through _exit and run no destructor. Children started with an
+// environment that lacks strata's variables get them back, so every process
+// of the job is traced.
+#include <spawn.h>
+#include <unistd.h>
+
+#include <alloca.h>
+#include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/real.h"
+#include "runtime/state.h"
+
+using namespace strata::runtime;
+
+extern "C" char** environ;
+
+namespace {
+STRATA_REAL_DECL(fork);
+STRATA_REAL_DECL(posix_spawn);
+STRATA_REAL_DECL(posix_spawnp);
+STRATA_REAL_DECL(execve);
+STRATA_REAL_DECL(execvpe);
+STRATA_REAL_DECL(fexecve);
+STRATA_REAL_DECL(exit);
+STRATA_REAL_DECL(_exit);
+STRATA_REAL_DECL(_Exit);
+
+constexpr Layer PR = Layer::PROC;
+
+// The variables a traced child must inherit, captured at start-up.
+constexpr int kMaxInherited = 24;
+char* inherited[kMaxInherited];
+int ninherited = 0;
+
+bool inherits(const char* entry) {
+  return std::strncmp(entry, "STRATA_", 7) == 0 || std::strncmp(entry, "LD_PRELOAD=", 11) == 0;
+}
+
+__attribute__((constructor(102))) void capture_environment() {
+  if (!g_hot.active || !environ) return;
+  for (char** e = environ; *e && ninherited < kMaxInherited; ++e)
+    if (inherits(*e)) inherited[ninherited++] = strdup(*e);
+}
+
+bool has_key(char* const* envp, const char* entry) {
+  size_t klen = std::strcspn(entry, "=") + 1;
+  for (char* const* e = envp; e && *e; ++e)
+    if (std::strncmp(*e, entry, klen) == 0) return true;
+  return false;
+}
+
+size_t count(char* const* v) {
+  size_t n = 0;
+  while (v && v[n]) ++n;
+  return n;
+}
+
+// Fills `out` (room for count(envp) + kMaxInherited + 1) with envp plus the
+// missing strata variables. Stack only: safe in a vfork child.
+char** with_strata_env(char* const* envp, char** out) {
+  size_t n = 0;
+  for (char* const* e = envp; e && *e; ++e) out[n++] = *e;
+  for (int i = 0; i < ninherited; ++i)
+    if (!has_key(envp, inherited[i])) out[n++] = inherited[i];
+  out[n] = nullptr;
+  return out;
+}
+
+#define STRATA_ENV(envp) with_strata_env((envp), static_cast<char**>(alloca((count(envp) + kMaxInherited + 1) * sizeof(char*))))
+
+void record_proc(Fn fn, const char* program, int64_t ret, int err) {
+  if (!g_hot.active || is_vfork_child()) return;
+  ThreadState* t = thread_state();
+  if (!t || t->busy) return;
+  uint32_t sid = program ? g.strings.intern(program) : 0;
+  uint64_t now = now_ticks();
+  record_event(t, static_cast<uint32_t>(fn), now, now, -1, sid, -1, -1, ret, err);
+}
+
+template <class Call>
+int exec_op(Fn fn, const char* program, Call call) {
+  record_proc(fn, program, 0, 0);
+  before_exec();
+  int r = call();
+  int err = errno;
+  after_failed_exec();
+  record_proc(fn, program, r, err);
+  errno = err;
+  return r;
+}
+
+// Collects execl-style arguments into a NULL-terminated array on the stack.
+#define STRATA_COLLECT_ARGS(arg0, ap, argv)              \
+  size_t nargs = 1;                                      \
+  {                                                      \
+    va_list probe;                                       \
+    va_copy(probe, ap);                                  \
+    while (va_arg(probe, const char*)) ++nargs;          \
+    va_end(probe);                                       \
+  }                                                      \
+  char** argv = static_cast<char**>(alloca((nargs + 1) * sizeof(char*))); \
+  argv[0] = const_cast<char*>(arg0);                     \
+  for (size_t i = 1; i <= nargs; ++i) argv[i] = va_arg(ap, char*);
+
+}  // namespace
+
+extern "C" {
+
+pid_t fork(void) {
+  IoScope s(Fn::fork, PR);
+  pid_t r = REAL(fork)();
+  if (r != 0 && s.on()) {
+    s.stop(r < 0);
+    s.record(-1, 0, -1, -1, r);
+  }
+  return r;
+}
+
+int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* fa, const posix_spawnattr_t* attr,
+                char* const argv[], char* const envp[]) {
+  int r = REAL(posix_spawn)(pid, path, fa, attr, argv, STRATA_ENV(envp));
+  record_proc(Fn::posix_spawn, path, r == 0 && pid ? *pid : -1, r);
+  return r;
+}
+int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* fa, const posix_spawnattr_t* attr,
+                 char* const argv[], char* const envp[]) {
+  int r = REAL(posix_spawnp)(pid, file, fa, attr, argv, STRATA_ENV(envp));
+  record_proc(Fn::posix_spawnp, file, r == 0 && pid ? *pid : -1, r);
+  return r;
+}
+
+int execve(const char* path, char* const argv[], char* const envp[]) {
+  char** env = STRATA_ENV(envp);
+  return exec_op(Fn::execve, path, [&] { return REAL(execve)(path, argv, env); });
+}
+int execv(const char* path, char* const argv[]) {
+  char** env = STRATA_ENV(environ);
+  return exec_op(Fn::execv, path, [&] { return REAL(execve)(path, argv, env); });
+}
+int execvpe(const char* file, char* const argv[], char* const envp[]) {
+  char** env = STRATA_ENV(envp);
+  return exec_op(Fn::execvpe, file, [&] { return REAL(execvpe)(file, argv, env); });
+}
+int execvp(const char* file, char* const argv[]) {
+  char** env = STRATA_ENV(environ);
+  return exec_op(Fn::execvp, file, [&] { return REAL(execvpe)(file, argv, env); });
+}
+int fexecve(int fd, char* const argv[], char* const envp[]) {
+  char** env = STRATA_ENV(envp);
+  return exec_op(Fn::fexecve, nullptr, [&] { return REAL(fexecve)(fd, argv, env); });
+}
+int execl(const char* path, const char* arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  STRATA_COLLECT_ARGS(arg, ap, argv);
+  va_end(ap);
+  char** env = STRATA_ENV(environ);
+  return exec_op(Fn::execl, path, [&] { return REAL(execve)(path, argv, env); });
+}
+int execlp(const char* file, const char* arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  STRATA_COLLECT_ARGS(arg, ap, argv);
+  va_end(ap);
+  char** env = STRATA_ENV(environ);
+  return exec_op(Fn::execlp, file, [&] { return REAL(execvpe)(file, argv, env); });
+}
+int execle(const char* path, const char* arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  STRATA_COLLECT_ARGS(arg, ap, argv);
+  char* const* envp = va_arg(ap, char* const*);
+  va_end(ap);
+  char** env = STRATA_ENV(envp);
+  return exec_op(Fn::execle, path, [&] { return REAL(execve)(path, argv, env); });
+}
+
+void exit(int status) {
+  record_proc(Fn::exit, nullptr, status, 0);
+  REAL(exit)(status);
+  __builtin_unreachable();
+}
+void _exit(int status) {
+  if (!is_vfork_child()) finalize_process(status, Fn::_exit);
+  REAL(_exit)(status);
+  __builtin_unreachable();
+}
+void _Exit(int status) {
+  if (!is_vfork_child()) finalize_process(status, Fn::_Exit);
+  REAL(_Exit)(status);
+  __builtin_unreachable();
+}
+
+}  // extern "C"

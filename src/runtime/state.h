@@ -1,0 +1,92 @@
+// Process-wide state of the runtime: configuration, interning tables, the fd
+// table and the thread registry. One instance, `g`, zero-initialised before any
+// constructor runs so interposers called early see "inactive".
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "runtime/intern.h"
+#include "runtime/runtime.h"
+
+namespace strata::runtime {
+
+inline constexpr int kMaxPrefixes = 16;
+inline constexpr int kPathMax = 4096;
+
+struct Config {
+  char dir[kPathMax];          // STRATA_DIR
+  bool profile_mode;           // STRATA_MODE=profile
+  uint64_t buffer_bytes;       // STRATA_BUFFER_SIZE, per thread ring
+  uint64_t flush_interval_ms;  // STRATA_FLUSH_INTERVAL_MS
+  int zstd_level;              // STRATA_ZSTD_LEVEL
+  double tsc_hz;               // STRATA_TSC_HZ (0: use CLOCK_MONOTONIC)
+  int nexclude, ninclude;
+  char exclude[kMaxPrefixes][256];
+  char include[kMaxPrefixes][256];
+};
+
+// One descriptor's tracking state.
+enum FdState : uint32_t { kFdUnknown = 0, kFdTraced = 1, kFdExcluded = 2 };
+struct FdEntry {
+  std::atomic<uint32_t> state;
+  std::atomic<uint32_t> path;  // string id
+  std::atomic<int64_t> pos;    // POSIX file offset as tracked
+  std::atomic<int64_t> spos;   // STDIO stream position as tracked
+};
+
+class FdTable {
+ public:
+  static constexpr int kChunkBits = 10;
+  static constexpr int kChunks = 1024;  // fds up to 2^20 are tracked
+  FdEntry* get(int fd, bool create);
+  void clear_all();
+
+ private:
+  std::atomic<FdEntry*> chunks_[kChunks] = {};
+};
+
+// Interned string aux bits.
+inline constexpr uint32_t kPathExcluded = 1;
+
+struct Globals {
+  Config cfg{};
+  Interner strings;   // paths, names, categories, tag keys and values
+  Interner names;     // key: name_sid,cat_sid,kind,fields (16 bytes); aux: fields | kind << 24
+  Interner contexts;  // key: sorted TagSlot array
+  Interner metadata;  // key: key_sid,value_sid (8 bytes)
+  FdTable fds;
+  std::atomic<uint32_t> cwd_sid{0};
+  std::atomic<ThreadState*> threads{nullptr};
+  pthread_key_t thread_key{};
+  int pid = 0, ppid = 0;
+  uint64_t start_wall_ns = 0, start_mono_ns = 0, start_ticks = 0;
+  uint64_t ns_per_tick_q32 = 0;  // fixed point 32.32, when ticks are TSC cycles
+  std::atomic<int> initialized{0};  // 0 no, 1 in progress, 2 done
+  std::atomic<bool> finalized{false};
+};
+extern Globals g;
+
+// Ticks -> CLOCK_MONOTONIC ns.
+inline uint64_t ticks_to_ns(uint64_t t) {
+  if (!g_hot.use_tsc) return t;
+  int64_t d = static_cast<int64_t>(t - g.start_ticks);
+  __int128 ns = static_cast<__int128>(d) * static_cast<__int128>(g.ns_per_tick_q32);
+  return g.start_mono_ns + static_cast<int64_t>(ns >> 32);
+}
+
+// Paths (paths.cc).
+uint32_t intern_path(const char* abs_path);
+uint32_t path_at(int dirfd, const char* path);  // absolute, normalised, interned
+inline bool path_excluded(uint32_t sid) { return sid == 0 || (g.strings.get(sid).aux & kPathExcluded); }
+// Path of a descriptor for recording; 0 if it is excluded or not a file.
+uint32_t fd_path(int fd);
+void fd_opened(int fd, uint32_t sid, int64_t pos);
+void fd_closed(int fd);
+void fd_duplicated(int oldfd, int newfd);
+FdEntry* fd_entry(int fd);  // resolved entry, or null for untracked fds
+void refresh_cwd();
+
+}  // namespace strata::runtime

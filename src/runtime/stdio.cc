@@ -1,0 +1,253 @@
+// STDIO interposers. A stream is tracked through its descriptor's entry in the
+// fd table, with its own position (spos) because stream buffering makes the
+// descriptor offset differ from the stream's. fread/fwrite record sizes and
+// returns in bytes (size x items), not items.
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/io_common.h"
+#include "runtime/real.h"
+
+using namespace strata::runtime;
+
+extern "C" {
+size_t __fread_chk(void*, size_t, size_t, size_t, FILE*);
+char* __fgets_chk(char*, size_t, int, FILE*);
+int __fprintf_chk(FILE*, int, const char*, ...);
+int __vfprintf_chk(FILE*, int, const char*, va_list);
+}
+
+namespace {
+STRATA_REAL_DECL(fopen);
+STRATA_REAL_DECL(fopen64);
+STRATA_REAL_DECL(fdopen);
+STRATA_REAL_DECL(freopen);
+STRATA_REAL_DECL(freopen64);
+STRATA_REAL_DECL(fclose);
+STRATA_REAL_DECL(fread);
+STRATA_REAL_DECL(__fread_chk);
+STRATA_REAL_DECL(fwrite);
+STRATA_REAL_DECL(fgets);
+STRATA_REAL_DECL(__fgets_chk);
+STRATA_REAL_DECL(fputs);
+STRATA_REAL_DECL(getline);
+STRATA_REAL_DECL(getdelim);
+STRATA_REAL_DECL(fseek);
+STRATA_REAL_DECL(fseeko);
+STRATA_REAL_DECL(fseeko64);
+STRATA_REAL_DECL(ftell);
+STRATA_REAL_DECL(ftello);
+STRATA_REAL_DECL(ftello64);
+STRATA_REAL_DECL(rewind);
+STRATA_REAL_DECL(fflush);
+STRATA_REAL_DECL(vfprintf);
+STRATA_REAL_DECL(__vfprintf_chk);
+
+constexpr Layer S = Layer::STDIO;
+
+int stream_fd(FILE* fp) { return fp ? fileno_unlocked(fp) : -1; }
+
+// Data moved through a stream; `call` returns bytes moved (or -1 on error).
+template <class Call>
+int64_t stream_io(Fn fn, FILE* fp, int64_t size, Call call) {
+  IoScope s(fn, S);
+  int64_t r = call();
+  if (!s.on()) return r;
+  s.stop(r < 0 || (r < size && fp && ferror_unlocked(fp)));
+  int fd = stream_fd(fp);
+  FdEntry* e = fd_entry(fd);
+  if (!e || e->state.load(std::memory_order_relaxed) != kFdTraced) {
+    s.skip();
+    return r;
+  }
+  int64_t off = e->spos.load(std::memory_order_relaxed);
+  if (r > 0) e->spos.store(off + r, std::memory_order_relaxed);
+  s.record(fd, e->path.load(std::memory_order_relaxed), off, size, r);
+  return r;
+}
+
+// A stream position change; the new position is read back from the stream.
+template <class Call>
+int64_t stream_seek(Fn fn, FILE* fp, int64_t requested, Call call) {
+  IoScope s(fn, S);
+  int64_t r = call();
+  if (!s.on()) return r;
+  s.stop(r < 0);
+  int fd = stream_fd(fp);
+  FdEntry* e = fd_entry(fd);
+  if (!e || e->state.load(std::memory_order_relaxed) != kFdTraced) {
+    s.skip();
+    return r;
+  }
+  int64_t pos = REAL(ftello)(fp);
+  if (pos >= 0) e->spos.store(pos, std::memory_order_relaxed);
+  s.record(fd, e->path.load(std::memory_order_relaxed), requested, -1, r);
+  return r;
+}
+
+template <class Call>
+FILE* stream_open(Fn fn, uint32_t sid, Call call) {
+  IoScope s(fn, S);
+  FILE* fp = call();
+  if (!s.on()) return fp;
+  s.stop(fp == nullptr);
+  int fd = stream_fd(fp);
+  if (fd >= 0) {
+    if (fn != Fn::fdopen) fd_opened(fd, sid, 0);
+    else if (FdEntry* e = fd_entry(fd)) e->spos.store(e->pos.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+  if (path_excluded(sid)) s.skip();
+  else s.record(fd, sid, -1, -1, fd);
+  return fp;
+}
+
+uint32_t open_path(const char* path) { return g_hot.active ? path_at(AT_FDCWD, path) : 0; }
+
+int64_t print_bytes(int r) { return r; }
+
+}  // namespace
+
+extern "C" {
+
+FILE* fopen(const char* path, const char* mode) {
+  return stream_open(Fn::fopen, open_path(path), [&] { return REAL(fopen)(path, mode); });
+}
+FILE* fopen64(const char* path, const char* mode) {
+  return stream_open(Fn::fopen64, open_path(path), [&] { return REAL(fopen64)(path, mode); });
+}
+FILE* fdopen(int fd, const char* mode) {
+  uint32_t sid = g_hot.active ? fd_path(fd) : 0;
+  return stream_open(Fn::fdopen, sid, [&] { return REAL(fdopen)(fd, mode); });
+}
+FILE* freopen(const char* path, const char* mode, FILE* fp) {
+  return stream_open(Fn::freopen, open_path(path), [&] { return REAL(freopen)(path, mode, fp); });
+}
+FILE* freopen64(const char* path, const char* mode, FILE* fp) {
+  return stream_open(Fn::freopen64, open_path(path), [&] { return REAL(freopen64)(path, mode, fp); });
+}
+
+int fclose(FILE* fp) {
+  IoScope s(Fn::fclose, S);
+  int fd = stream_fd(fp);
+  if (!s.on()) {
+    int r = REAL(fclose)(fp);
+    if (g_hot.active) fd_closed(fd);
+    return r;
+  }
+  uint32_t path = fd_path(fd);
+  int r = REAL(fclose)(fp);
+  s.stop(r != 0);
+  fd_closed(fd);
+  if (path == 0) s.skip();
+  else s.record(fd, path, -1, -1, r);
+  return r;
+}
+
+size_t fread(void* p, size_t size, size_t n, FILE* fp) {
+  size_t items = 0;
+  stream_io(Fn::fread, fp, static_cast<int64_t>(size * n), [&] {
+    items = REAL(fread)(p, size, n, fp);
+    return static_cast<int64_t>(items * size);
+  });
+  return items;
+}
+size_t __fread_chk(void* p, size_t plen, size_t size, size_t n, FILE* fp) {
+  size_t items = 0;
+  stream_io(Fn::fread, fp, static_cast<int64_t>(size * n), [&] {
+    items = REAL(__fread_chk)(p, plen, size, n, fp);
+    return static_cast<int64_t>(items * size);
+  });
+  return items;
+}
+size_t fwrite(const void* p, size_t size, size_t n, FILE* fp) {
+  size_t items = 0;
+  stream_io(Fn::fwrite, fp, static_cast<int64_t>(size * n), [&] {
+    items = REAL(fwrite)(p, size, n, fp);
+    return static_cast<int64_t>(items * size);
+  });
+  return items;
+}
+char* fgets(char* buf, int n, FILE* fp) {
+  char* r = nullptr;
+  stream_io(Fn::fgets, fp, n, [&] {
+    r = REAL(fgets)(buf, n, fp);
+    return r ? static_cast<int64_t>(std::strlen(r)) : (ferror_unlocked(fp) ? -1 : 0);
+  });
+  return r;
+}
+char* __fgets_chk(char* buf, size_t blen, int n, FILE* fp) {
+  char* r = nullptr;
+  stream_io(Fn::fgets, fp, n, [&] {
+    r = REAL(__fgets_chk)(buf, blen, n, fp);
+    return r ? static_cast<int64_t>(std::strlen(r)) : (ferror_unlocked(fp) ? -1 : 0);
+  });
+  return r;
+}
+int fputs(const char* str, FILE* fp) {
+  int r = 0;
+  int64_t len = static_cast<int64_t>(std::strlen(str));
+  stream_io(Fn::fputs, fp, len, [&] {
+    r = REAL(fputs)(str, fp);
+    return r >= 0 ? len : -1;
+  });
+  return r;
+}
+ssize_t getline(char** line, size_t* n, FILE* fp) {
+  return stream_io(Fn::getline, fp, -1, [&] { return static_cast<int64_t>(REAL(getline)(line, n, fp)); });
+}
+ssize_t getdelim(char** line, size_t* n, int delim, FILE* fp) {
+  return stream_io(Fn::getdelim, fp, -1, [&] { return static_cast<int64_t>(REAL(getdelim)(line, n, delim, fp)); });
+}
+
+int fseek(FILE* fp, long off, int whence) {
+  return static_cast<int>(stream_seek(Fn::fseek, fp, off, [&] { return static_cast<int64_t>(REAL(fseek)(fp, off, whence)); }));
+}
+int fseeko(FILE* fp, off_t off, int whence) {
+  return static_cast<int>(stream_seek(Fn::fseeko, fp, off, [&] { return static_cast<int64_t>(REAL(fseeko)(fp, off, whence)); }));
+}
+int fseeko64(FILE* fp, off64_t off, int whence) {
+  return static_cast<int>(stream_seek(Fn::fseeko64, fp, off, [&] { return static_cast<int64_t>(REAL(fseeko64)(fp, off, whence)); }));
+}
+long ftell(FILE* fp) {
+  return stream_seek(Fn::ftell, fp, -1, [&] { return static_cast<int64_t>(REAL(ftell)(fp)); });
+}
+off_t ftello(FILE* fp) {
+  return stream_seek(Fn::ftello, fp, -1, [&] { return static_cast<int64_t>(REAL(ftello)(fp)); });
+}
+off64_t ftello64(FILE* fp) {
+  return stream_seek(Fn::ftello64, fp, -1, [&] { return static_cast<int64_t>(REAL(ftello64)(fp)); });
+}
+void rewind(FILE* fp) {
+  stream_seek(Fn::rewind, fp, 0, [&] {
+    REAL(rewind)(fp);
+    return int64_t{0};
+  });
+}
+int fflush(FILE* fp) {
+  if (!fp) return REAL(fflush)(fp);
+  return fd_op(Fn::fflush, S, stream_fd(fp), [&] { return REAL(fflush)(fp); });
+}
+
+int vfprintf(FILE* fp, const char* format, va_list ap) {
+  return static_cast<int>(stream_io(Fn::vfprintf, fp, -1, [&] { return print_bytes(REAL(vfprintf)(fp, format, ap)); }));
+}
+int fprintf(FILE* fp, const char* format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  int r = static_cast<int>(stream_io(Fn::fprintf, fp, -1, [&] { return print_bytes(REAL(vfprintf)(fp, format, ap)); }));
+  va_end(ap);
+  return r;
+}
+int __vfprintf_chk(FILE* fp, int flag, const char* format, va_list ap) {
+  return static_cast<int>(stream_io(Fn::vfprintf, fp, -1, [&] { return print_bytes(REAL(__vfprintf_chk)(fp, flag, format, ap)); }));
+}
+int __fprintf_chk(FILE* fp, int flag, const char* format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  int r = static_cast<int>(stream_io(Fn::fprintf, fp, -1, [&] { return print_bytes(REAL(__vfprintf_chk)(fp, flag, format, ap)); }));
+  va_end(ap);
+  return r;
+}
+
+}  // extern "C"

@@ -1,0 +1,36 @@
+// Raw system calls for the runtime's own needs. The runtime exports open, write,
+// mmap... itself, so calling them by name from inside would trace (or recurse
+// into) itself; these go straight to the kernel.
+#pragma once
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::runtime::sys {
+
+inline void* map(size_t bytes) {
+  long r = syscall(SYS_mmap, nullptr, bytes, 3 /*PROT_READ|PROT_WRITE*/, 0x22 /*MAP_PRIVATE|MAP_ANONYMOUS*/, -1, 0);
+  return (r < 0 && r > -4096) ? nullptr : reinterpret_cast<void*>(r);
+}
+inline void unmap(void* p, size_t bytes) { syscall(SYS_munmap, p, bytes); }
+inline int open(const char* path, int flags, int mode) { return static_cast<int>(syscall(SYS_openat, -100, path, flags, mode)); }
+inline int close(int fd) { return static_cast<int>(syscall(SYS_close, fd)); }
+inline long write(int fd, const void* p, size_t n) { return syscall(SYS_write, fd, p, n); }
+inline long read(int fd, void* p, size_t n) { return syscall(SYS_read, fd, p, n); }
+inline long lseek(int fd, long off, int whence) { return syscall(SYS_lseek, fd, off, whence); }
+inline long ftruncate(int fd, long len) { return syscall(SYS_ftruncate, fd, len); }
+inline long readlink(const char* path, char* buf, size_t n) { return syscall(SYS_readlinkat, -100, path, buf, n); }
+inline int mkdir(const char* path, int mode) { return static_cast<int>(syscall(SYS_mkdirat, -100, path, mode)); }
+inline int gettid() { return static_cast<int>(syscall(SYS_gettid)); }
+inline int getpid() { return static_cast<int>(syscall(SYS_getpid)); }
+inline int getppid() { return static_cast<int>(syscall(SYS_getppid)); }
+inline long getcwd(char* buf, size_t n) { return syscall(SYS_getcwd, buf, n); }
+inline long futex_wake(void* addr) { return syscall(SYS_futex, addr, 1 /*FUTEX_WAKE*/, 1, nullptr, nullptr, 0); }
+inline long futex_wait(void* addr, uint32_t expected, const struct timespec* timeout) {
+  return syscall(SYS_futex, addr, 0 /*FUTEX_WAIT*/, expected, timeout, nullptr, 0);
+}
+
+}  // namespace strata::runtime::sys

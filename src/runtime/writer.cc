@@ -1,0 +1,426 @@
+#include "runtime/writer.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/utsname.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <new>
+#include <string_view>
+#include <vector>
+
+#include "format/encoder.h"
+#include "runtime/state.h"
+#include "runtime/sys.h"
+
+namespace strata::runtime {
+namespace {
+
+namespace fmt = strata::format;
+
+struct WriterState {
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  int fd = -1;
+  uint64_t offset = 0;
+  std::vector<fmt::IndexEntry>* index = nullptr;
+  fmt::EventsEncoder* encoder = nullptr;
+  fmt::BlockFramer* framer = nullptr;
+  fmt::ByteSink* payload = nullptr;
+  std::vector<uint8_t>* framed = nullptr;
+  uint32_t emitted_strings = 0, emitted_names = 0, emitted_contexts = 0, emitted_metadata = 0;
+  uint64_t events_written = 0;
+  uint64_t write_dropped = 0;       // events lost to failed writes
+  uint64_t last_stats_written = ~0ull, last_stats_dropped = ~0ull;
+  uint64_t last_periodic_ns = 0;
+  pthread_t thread{};
+  bool thread_running = false;
+  std::atomic<uint32_t> wake_word{0};
+  std::atomic<bool> stop{false};
+  std::atomic<uint32_t> flush_requested{0};  // 1 = flush, 2 = final flush
+  std::atomic<uint32_t> flush_done_seq{0};
+  char path[kPathMax] = {};
+};
+WriterState w;
+
+uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+// Appends bytes to the file; on failure truncates back so the file stays a
+// sequence of whole blocks, and returns false.
+bool append(const void* data, size_t n) {
+  if (w.fd < 0) return false;
+  const auto* p = static_cast<const uint8_t*>(data);
+  size_t done = 0;
+  while (done < n) {
+    long r = sys::write(w.fd, p + done, n - done);
+    if (r == -EINTR) continue;
+    if (r <= 0) {
+      sys::ftruncate(w.fd, static_cast<long>(w.offset));
+      sys::lseek(w.fd, static_cast<long>(w.offset), SEEK_SET);
+      return false;
+    }
+    done += static_cast<size_t>(r);
+  }
+  w.offset += n;
+  return true;
+}
+
+bool write_block(fmt::BlockType type, uint32_t count, bool compress) {
+  if (!w.framer->frame(type, count, w.payload->bytes(), compress, *w.framed)) return false;
+  uint64_t at = w.offset;
+  if (!append(w.framed->data(), w.framed->size())) return false;
+  w.index->push_back({static_cast<uint8_t>(type), at, count});
+  return true;
+}
+
+size_t read_small_file(const char* path, char* buf, size_t cap) {
+  int fd = sys::open(path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  size_t n = 0;
+  while (n < cap) {
+    long r = sys::read(fd, buf + n, cap - n);
+    if (r <= 0) break;
+    n += static_cast<size_t>(r);
+  }
+  sys::close(fd);
+  return n;
+}
+
+int64_t rank_from_env() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+    if (const char* s = getenv(v)) return std::strtoll(s, nullptr, 10);
+  }
+  return -1;
+}
+
+void write_process_block() {
+  static char cmdline[16384], exe[kPathMax];
+  size_t n = read_small_file("/proc/self/cmdline", cmdline, sizeof(cmdline));
+  std::vector<std::string_view> argv;
+  for (size_t i = 0; i < n;) {
+    size_t len = strnlen(cmdline + i, n - i);
+    argv.emplace_back(cmdline + i, len);
+    i += len + 1;
+  }
+  long e = sys::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  exe[e > 0 ? e : 0] = '\0';
+  utsname u{};
+  uname(&u);
+  fmt::ProcessRecord p;
+  p.pid = g.pid;
+  p.ppid = g.ppid;
+  p.rank = rank_from_env();
+  p.start_wall_ns = g.start_wall_ns;
+  p.start_mono_ns = g.start_mono_ns;
+  p.hostname = u.nodename;
+  p.exe = exe;
+  p.version = STRATA_VERSION_STRING;
+  p.mode = g.cfg.profile_mode ? "profile" : "trace";
+  p.argv = std::move(argv);
+  w.payload->clear();
+  fmt::encode_process(p, *w.payload);
+  write_block(fmt::BlockType::kProcess, 0, false);
+}
+
+bool open_file() {
+  utsname u{};
+  uname(&u);
+  sys::mkdir(g.cfg.dir, 0755);
+  std::snprintf(w.path, sizeof(w.path), "%s/%s-%d-%llu%s", g.cfg.dir, u.nodename, g.pid,
+                static_cast<unsigned long long>(g.start_mono_ns), fmt::kFileSuffix);
+  w.fd = sys::open(w.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  w.offset = 0;
+  w.index->clear();
+  if (w.fd < 0) return false;
+  fmt::FileHeader h = fmt::make_file_header();
+  if (!append(&h, sizeof(h))) return false;
+  write_process_block();
+  return true;
+}
+
+// Emits DICT entries published since the last call. Returns false if the
+// block could not be written (the entries will be emitted again next time).
+bool emit_dict() {
+  // Contexts and names reference strings published before them, so read their
+  // counts first: every string they use is then within the string count.
+  uint32_t nmeta = g.metadata.published();
+  uint32_t nctx = g.contexts.published();
+  uint32_t nnames = g.names.published();
+  uint32_t nstr = g.strings.published();
+  if (nmeta == w.emitted_metadata && nctx == w.emitted_contexts && nnames == w.emitted_names &&
+      nstr == w.emitted_strings)
+    return true;
+  fmt::ByteSink& out = *w.payload;
+  out.clear();
+  uint32_t count = 0;
+  for (uint32_t id = w.emitted_strings + 1; id <= nstr; ++id, ++count) {
+    const Interner::Entry& e = g.strings.get(id);
+    fmt::dict_string(out, id, std::string_view(e.data, e.len));
+  }
+  for (uint32_t id = w.emitted_names + 1; id <= nnames; ++id, ++count) {
+    const Interner::Entry& e = g.names.get(id);
+    uint32_t sids[2];
+    std::memcpy(sids, e.data, sizeof(sids));
+    fmt::dict_name(out, id, sids[0], sids[1], e.aux & 0xffffff, static_cast<fmt::EventKind>(e.aux >> 24));
+  }
+  for (uint32_t id = w.emitted_contexts + 1; id <= nctx; ++id, ++count) {
+    const Interner::Entry& e = g.contexts.get(id);
+    size_t n = e.len / sizeof(TagSlot);
+    fmt::TagEntry tags[kMaxTags];
+    for (size_t i = 0; i < n && i < kMaxTags; ++i) {
+      TagSlot s;
+      std::memcpy(&s, e.data + i * sizeof(TagSlot), sizeof(s));
+      tags[i] = {s.key_sid, s.is_int != 0, s.value};
+    }
+    fmt::dict_context(out, id, tags, n);
+  }
+  for (uint32_t id = w.emitted_metadata + 1; id <= nmeta; ++id, ++count) {
+    uint32_t kv[2];
+    std::memcpy(kv, g.metadata.get(id).data, sizeof(kv));
+    fmt::dict_metadata(out, id, kv[0], kv[1]);
+  }
+  if (!write_block(fmt::BlockType::kDict, count, true)) return false;
+  w.emitted_metadata = nmeta;
+  w.emitted_strings = nstr;
+  w.emitted_names = nnames;
+  w.emitted_contexts = nctx;
+  return true;
+}
+
+void emit_thread_name(ThreadState* s, uint32_t& emitted_name) {
+  uint32_t sid = s->name_sid.load(std::memory_order_relaxed);
+  if (sid == emitted_name) return;
+  w.payload->clear();
+  fmt::dict_thread(*w.payload, s->tid, sid);
+  if (write_block(fmt::BlockType::kDict, 1, false)) emitted_name = sid;
+}
+
+// Encodes and writes the events [tail, tail + n) of one ring as one block.
+void write_events(ThreadState* s, uint64_t tail, uint64_t n) {
+  Ring& r = s->ring;
+  fmt::EventsEncoder& enc = *w.encoder;
+  enc.begin(s->tid);
+  enc.set_base_ts(ticks_to_ns(r.slots[tail & (r.capacity - 1)].t0));
+  for (uint64_t i = 0; i < n; ++i) {
+    const RawEvent& e = r.slots[(tail + i) & (r.capacity - 1)];
+    uint64_t t0 = ticks_to_ns(e.t0);
+    uint64_t t1 = ticks_to_ns(e.t1);
+    enc.add({t0, t1 > t0 ? t1 - t0 : 0, e.offset, e.size, e.ret, e.name, e.path, e.ctx, e.fd, e.err});
+  }
+  enc.finish(*w.payload);
+  if (write_block(fmt::BlockType::kEvents, static_cast<uint32_t>(n), true)) {
+    w.events_written += n;
+  } else {
+    w.write_dropped += n;
+  }
+}
+
+// Writer-side bookkeeping per thread state (thread names already emitted).
+struct Seen {
+  ThreadState* s;
+  uint32_t emitted_name;
+};
+std::vector<Seen>* seen = nullptr;
+
+uint32_t& emitted_name_of(ThreadState* s) {
+  for (auto& x : *seen)
+    if (x.s == s) return x.emitted_name;
+  seen->push_back({s, 0});
+  return seen->back().emitted_name;
+}
+
+// Drains rings holding at least min_events (all of them when min_events is 1).
+void drain(uint64_t min_events) {
+  for (ThreadState* s = g.threads.load(std::memory_order_acquire); s; s = s->next) {
+    int status = s->status.load(std::memory_order_acquire);
+    if (status == static_cast<int>(ThreadStatus::kFree)) continue;
+    Ring& r = s->ring;
+    uint64_t head = r.head.load(std::memory_order_acquire);
+    uint64_t tail = r.tail.load(std::memory_order_relaxed);
+    if (head - tail >= min_events && head != tail) {
+      bool dict_ok = w.fd >= 0 && emit_dict();
+      if (dict_ok) emit_thread_name(s, emitted_name_of(s));
+      uint64_t max_block = w.encoder ? w.encoder->max_events() : 0;
+      while (tail != head) {
+        uint64_t n = head - tail < max_block ? head - tail : max_block;
+        if (dict_ok) write_events(s, tail, n);
+        else w.write_dropped += n;
+        tail += n;
+        r.tail.store(tail, std::memory_order_release);
+      }
+    }
+    if (status == static_cast<int>(ThreadStatus::kExited) && r.head.load(std::memory_order_acquire) == tail) {
+      emitted_name_of(s) = 0;
+      s->status.store(static_cast<int>(ThreadStatus::kFree), std::memory_order_release);
+    }
+  }
+}
+
+void write_stats_if_changed(bool force) {
+  uint64_t dropped = writer_dropped_total();
+  if (!force && dropped == w.last_stats_dropped && w.events_written == w.last_stats_written) return;
+  w.payload->clear();
+  fmt::encode_stats(*w.payload, w.events_written, dropped);
+  if (write_block(fmt::BlockType::kStats, 0, false)) {
+    w.last_stats_written = w.events_written;
+    w.last_stats_dropped = dropped;
+  }
+}
+
+void write_footer() {
+  uint64_t footer_at = w.offset;
+  w.payload->clear();
+  fmt::encode_footer(*w.payload, *w.index, w.events_written, writer_dropped_total(), footer_at);
+  write_block(fmt::BlockType::kFooter, 0, false);
+}
+
+void flush_locked(bool final_flush) {
+  drain(1);
+  if (w.fd < 0) return;
+  write_stats_if_changed(final_flush);
+  if (final_flush) write_footer();
+}
+
+void* writer_main(void*) {
+  t_done = true;  // this thread records nothing
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  const uint64_t interval_ns = g.cfg.flush_interval_ms * 1000000ull;
+  while (!w.stop.load(std::memory_order_acquire)) {
+    uint32_t seen_word = w.wake_word.load(std::memory_order_acquire);
+    uint32_t req = w.flush_requested.load(std::memory_order_acquire);
+    if (req == 0) {
+      timespec ts{0, 50 * 1000000L};  // wake at least every 50 ms to check the interval
+      sys::futex_wait(&w.wake_word, seen_word, &ts);
+      req = w.flush_requested.load(std::memory_order_acquire);
+    }
+    pthread_mutex_lock(&w.mu);
+    if (!g.finalized.load(std::memory_order_acquire)) {
+      uint64_t now = mono_ns();
+      if (req != 0) {
+        flush_locked(req == 2);
+        w.last_periodic_ns = now;
+      } else if (now - w.last_periodic_ns >= interval_ns) {
+        flush_locked(false);
+        w.last_periodic_ns = now;
+      } else {
+        // Woken because a ring is half full: drain rings that are at least a quarter full.
+        drain(g.cfg.buffer_bytes / sizeof(RawEvent) / 4);
+      }
+    }
+    if (req != 0) {
+      w.flush_requested.store(0, std::memory_order_release);
+      w.flush_done_seq.fetch_add(1, std::memory_order_acq_rel);
+      sys::futex_wake(&w.flush_done_seq);
+    }
+    pthread_mutex_unlock(&w.mu);
+  }
+  return nullptr;
+}
+
+void allocate_buffers() {
+  size_t max_events = g.cfg.buffer_bytes / sizeof(RawEvent);
+  if (max_events > 65536) max_events = 65536;
+  w.index = new std::vector<fmt::IndexEntry>();
+  w.encoder = new fmt::EventsEncoder(max_events);
+  w.framer = new fmt::BlockFramer(g.cfg.zstd_level);
+  w.payload = new fmt::ByteSink();
+  w.payload->reserve(max_events * 10 * fmt::kNumColumns + 64);
+  w.framed = new std::vector<uint8_t>();
+  seen = new std::vector<Seen>();
+}
+
+bool start_thread() {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  w.stop.store(false);
+  w.thread_running = pthread_create(&w.thread, &attr, writer_main, nullptr) == 0;
+  pthread_attr_destroy(&attr);
+  return w.thread_running;
+}
+
+}  // namespace
+
+bool writer_start() {
+  allocate_buffers();
+  w.last_periodic_ns = mono_ns();
+  bool ok = open_file();
+  start_thread();
+  return ok;
+}
+
+uint64_t writer_dropped_total() {
+  uint64_t total = w.write_dropped;
+  for (ThreadState* s = g.threads.load(std::memory_order_acquire); s; s = s->next)
+    total += s->dropped.load(std::memory_order_relaxed);
+  return total;
+}
+
+void writer_wake() {
+  w.wake_word.fetch_add(1, std::memory_order_release);
+  sys::futex_wake(&w.wake_word);
+}
+
+void writer_flush(bool final_flush) {
+  pthread_mutex_lock(&w.mu);
+  if (!g.finalized.load(std::memory_order_acquire)) flush_locked(final_flush);
+  if (final_flush) g.finalized.store(true, std::memory_order_release);
+  pthread_mutex_unlock(&w.mu);
+}
+
+void writer_request_flush(bool final_flush, int timeout_ms) {
+  if (!w.thread_running) {
+    if (pthread_mutex_trylock(&w.mu) == 0) {
+      if (!g.finalized.load()) flush_locked(final_flush);
+      pthread_mutex_unlock(&w.mu);
+    }
+    return;
+  }
+  uint32_t before = w.flush_done_seq.load(std::memory_order_acquire);
+  w.flush_requested.store(final_flush ? 2 : 1, std::memory_order_release);
+  writer_wake();
+  for (int waited = 0; waited < timeout_ms; waited += 10) {
+    if (w.flush_done_seq.load(std::memory_order_acquire) != before) return;
+    timespec ts{0, 10 * 1000000L};
+    sys::futex_wait(&w.flush_done_seq, before, &ts);
+  }
+}
+
+void writer_stop() {
+  if (w.thread_running) {
+    w.stop.store(true, std::memory_order_release);
+    writer_wake();
+    pthread_join(w.thread, nullptr);
+    w.thread_running = false;
+  }
+}
+
+void writer_prepare_fork() { pthread_mutex_lock(&w.mu); }
+void writer_parent_after_fork() { pthread_mutex_unlock(&w.mu); }
+
+void writer_child_after_fork() {
+  pthread_mutex_init(&w.mu, nullptr);
+  if (w.fd >= 0) sys::close(w.fd);
+  w.fd = -1;
+  w.emitted_strings = w.emitted_names = w.emitted_contexts = w.emitted_metadata = 0;
+  w.events_written = 0;
+  w.write_dropped = 0;
+  w.last_stats_written = w.last_stats_dropped = ~0ull;
+  w.thread_running = false;
+  w.flush_requested.store(0);
+  seen->clear();
+  w.last_periodic_ns = mono_ns();
+  open_file();
+  start_thread();
+}
+
+}  // namespace strata::runtime

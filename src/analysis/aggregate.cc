@@ -1,0 +1,550 @@
+#include "analysis/aggregate.h"
+
+#include <algorithm>
+#include <bit>
+#include <deque>
+#include <unordered_set>
+
+namespace strata::analysis {
+
+// ---- ValueDist ----------------------------------------------------------------
+
+static int log2_bucket(int64_t v) { return v <= 0 ? 0 : 64 - std::countl_zero(static_cast<uint64_t>(v)); }
+
+void ValueDist::add(int64_t v, uint64_t k) {
+  n += k;
+  min = std::min(min, v);
+  max = std::max(max, v);
+  auto it = exact.find(v);
+  if (it != exact.end()) {
+    it->second += k;
+  } else if (exact.size() < 65536) {
+    exact.emplace(v, k);
+  } else {
+    approx = true;
+    log2[std::min(63, log2_bucket(v))] += k;
+  }
+}
+
+void ValueDist::merge(const ValueDist& o) {
+  for (auto& [v, k] : o.exact) {
+    n -= 0;
+    add(v, k);
+    n -= k;  // add() counted it; n is summed below
+  }
+  for (int i = 0; i < 64; ++i) log2[i] += o.log2[i];
+  n += o.n;
+  approx = approx || o.approx;
+  if (o.n) {
+    min = std::min(min, o.min);
+    max = std::max(max, o.max);
+  }
+}
+
+int64_t ValueDist::quantile(double q) const {
+  if (n == 0) return -1;
+  std::vector<std::pair<int64_t, uint64_t>> v(exact.begin(), exact.end());
+  for (int i = 0; i < 64; ++i)
+    if (log2[i]) v.emplace_back(i == 0 ? 0 : (int64_t{1} << (i - 1)), log2[i]);
+  std::sort(v.begin(), v.end());
+  uint64_t rank = static_cast<uint64_t>(q * static_cast<double>(n));
+  if (rank < 1) rank = 1;
+  if (rank > n) rank = n;
+  uint64_t acc = 0;
+  for (auto& [val, k] : v) {
+    acc += k;
+    if (acc >= rank) return val;
+  }
+  return v.back().first;
+}
+
+// ---- TimeBins -------------------------------------------------------------------
+
+Bin& TimeBins::at(int64_t ts) {
+  if (ts < 0) ts = 0;
+  size_t i = static_cast<size_t>(ts / width);
+  if (i >= kMaxBins) {
+    int64_t w = width;
+    while (static_cast<size_t>(ts / w) >= kMaxBins) w *= 2;
+    rebin(w);
+    i = static_cast<size_t>(ts / width);
+  }
+  if (i >= bins.size()) bins.resize(i + 1);
+  return bins[i];
+}
+
+void TimeBins::rebin(int64_t new_width) {
+  if (new_width <= width) return;
+  const int64_t f = new_width / width;
+  std::vector<Bin> nb((bins.size() + static_cast<size_t>(f) - 1) / static_cast<size_t>(f));
+  for (size_t i = 0; i < bins.size(); ++i) {
+    Bin& d = nb[i / static_cast<size_t>(f)];
+    d.read_bytes += bins[i].read_bytes;
+    d.write_bytes += bins[i].write_bytes;
+    d.ops += bins[i].ops;
+    d.io_ns += bins[i].io_ns;
+  }
+  bins.swap(nb);
+  width = new_width;
+}
+
+void TimeBins::merge(const TimeBins& o) {
+  TimeBins other = o;
+  if (other.width > width) rebin(other.width);
+  if (width > other.width) other.rebin(width);
+  if (bins.size() < other.bins.size()) bins.resize(other.bins.size());
+  for (size_t i = 0; i < other.bins.size(); ++i) {
+    bins[i].read_bytes += other.bins[i].read_bytes;
+    bins[i].write_bytes += other.bins[i].write_bytes;
+    bins[i].ops += other.bins[i].ops;
+    bins[i].io_ns += other.bins[i].io_ns;
+  }
+}
+
+void TagAgg::merge(const TagAgg& o) {
+  events += o.events;
+  reads += o.reads;
+  writes += o.writes;
+  meta_ops += o.meta_ops;
+  io_ns += o.io_ns;
+  read_ns += o.read_ns;
+  write_ns += o.write_ns;
+  meta_ns += o.meta_ns;
+  compute_ns += o.compute_ns;
+  bytes_read += o.bytes_read;
+  bytes_written += o.bytes_written;
+  first_ts = std::min(first_ts, o.first_ts);
+  last_ts = std::max(last_ts, o.last_ts);
+}
+
+// ---- UnitAgg ----------------------------------------------------------------------
+
+struct UnitAgg::Proc {
+  ProcessMeta meta;
+  bool meta_known = false;
+  std::unordered_set<int64_t> tids;
+  int64_t last_tid = INT64_MIN;
+  uint64_t events = 0;
+  int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
+  IntervalSet io, compute, both, app;
+  int64_t posix_ns = 0, stdio_ns = 0, meta_ns = 0, data_ns = 0;
+  int64_t bytes_read = 0, bytes_written = 0;
+  std::vector<int64_t> children;
+  TimeBins bins;
+  counters::CounterEngine engine;
+  std::vector<uint32_t> file_idx;  // path id -> index + 1
+  std::deque<ProcFile> files;
+  std::vector<uint32_t> file_paths;
+  uint64_t rng = 0x9E3779B97F4A7C15ull;
+  ProcFile& file(uint32_t path) {
+    if (path >= file_idx.size()) file_idx.resize(path + 1, 0);
+    uint32_t& s = file_idx[path];
+    if (!s) {
+      files.emplace_back();
+      file_paths.push_back(path);
+      s = static_cast<uint32_t>(files.size());
+    }
+    return files[s - 1];
+  }
+  uint64_t next_rand() {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+  }
+};
+
+UnitAgg::UnitAgg(const AggConfig& cfg) : cfg_(cfg) {}
+UnitAgg::~UnitAgg() = default;
+
+void UnitAgg::begin(const std::string& unit, const Tables* tables, bool sizes_known) {
+  unit_ = unit;
+  tables_ = tables;
+  sizes_known_ = sizes_known;
+}
+
+UnitAgg::Proc& UnitAgg::proc(int64_t pid) {
+  if (pid == last_pid_) return *last_;
+  auto& p = procs_[pid];
+  if (!p) {
+    p = std::make_unique<Proc>();
+    p->meta.pid = pid;
+  }
+  last_pid_ = pid;
+  last_ = p.get();
+  return *p;
+}
+
+void UnitAgg::process(const ProcessMeta& meta) {
+  Proc& p = proc(meta.pid);
+  p.meta = meta;
+  p.meta_known = true;
+}
+
+const std::vector<CtxTag>& UnitAgg::tags(uint32_t ctx) const {
+  static const std::vector<CtxTag> kNone;
+  if (ctx == 0 || ctx >= tables_->ctxs.size()) return kNone;
+  return tables_->ctxs[ctx];
+}
+
+int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
+                           std::vector<std::string>& names) {
+  if (ctx < cache.size() && cache[ctx] >= 0) return cache[ctx];
+  if (ctx >= cache.size()) cache.resize(ctx + 1, -1);
+  std::string value = "(none)";
+  for (const CtxTag& t : tags(ctx))
+    if (t.key == key) value = t.value;
+  int32_t g = -1;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == value) g = static_cast<int32_t>(i);
+  if (g < 0) {
+    names.push_back(value);
+    g = static_cast<int32_t>(names.size() - 1);
+  }
+  cache[ctx] = g;
+  return g;
+}
+
+static void add_distinct(std::vector<std::string>& v, const std::string& s) {
+  if (v.size() >= 64) return;
+  for (auto& x : v)
+    if (x == s) return;
+  v.push_back(s);
+}
+
+void UnitAgg::event(const IoEvent& e) {
+  ++events_;
+  const FuncInfo& f = tables_->funcs[e.func];
+  Proc& p = proc(e.pid);
+  ++p.events;
+  if (e.tid != p.last_tid) {
+    p.tids.insert(e.tid);
+    p.last_tid = e.tid;
+  }
+  const int64_t end = e.ts + e.dur;
+  p.first_ts = std::min(p.first_ts, e.ts);
+  p.last_ts = std::max(p.last_ts, end);
+
+  if (e.func >= funcs_.size()) funcs_.resize(e.func + 1);
+  FuncStats& fs = funcs_[e.func];
+  ++fs.count;
+  fs.total_ns += e.dur;
+  const bool io = f.layer == Layer::kPosix || f.layer == Layer::kStdio;
+  bool failed = e.err != 0 || (io && e.has_ret && e.ret < 0 && f.op != counters::Op::kNone);
+  if (f.layer == Layer::kStdio && (f.op == counters::Op::kOpen || f.op == counters::Op::kFdopen))
+    failed = e.err != 0 || (e.has_ret && e.ret == 0 && e.fd < 0);
+  if (failed) ++fs.errors;
+
+  // Bytes transferred by a data op: ret (normalised to bytes by the source).
+  int64_t bytes = -1;
+  if (f.data && sizes_known_) {
+    if (e.has_ret)
+      bytes = e.ret >= 0 ? e.ret : -1;
+    else if (e.size >= 0)
+      bytes = e.size;
+  }
+  if (sizes_known_) {
+    if (e.size >= 0 && f.data)
+      fs.sizes.add(e.size);
+    else if (bytes >= 0)
+      fs.sizes.add(bytes);
+  }
+  if (bytes > 0) fs.bytes += bytes;
+
+  if (io) {
+    p.io.insert(e.ts, end);
+    p.both.insert(e.ts, end);
+    (f.layer == Layer::kPosix ? p.posix_ns : p.stdio_ns) += e.dur;
+    Bin& b = p.bins.at(e.ts);
+    ++b.ops;
+    b.io_ns += e.dur;
+    if (f.data) {
+      p.data_ns += e.dur;
+      if (bytes > 0) {
+        if (f.is_read) {
+          p.bytes_read += bytes;
+          b.read_bytes += bytes;
+        } else {
+          p.bytes_written += bytes;
+          b.write_bytes += bytes;
+        }
+      }
+    } else {
+      p.meta_ns += e.dur;
+    }
+  } else if (f.layer == Layer::kApp) {
+    p.app.insert(e.ts, end);
+    if (f.is_compute) {
+      p.compute.insert(e.ts, end);
+      p.both.insert(e.ts, end);
+    }
+  } else if (f.is_fork && e.has_ret && e.ret > 0) {
+    if (p.children.size() < 4096) p.children.push_back(e.ret);
+  }
+
+  // Tag breakdowns.
+  auto tag_update = [&](TagAgg& t) {
+    ++t.events;
+    t.first_ts = std::min(t.first_ts, e.ts);
+    t.last_ts = std::max(t.last_ts, end);
+    if (io) {
+      t.io_ns += e.dur;
+      if (f.is_read) {
+        ++t.reads;
+        t.read_ns += e.dur;
+        if (bytes > 0) t.bytes_read += bytes;
+      } else if (f.is_write) {
+        ++t.writes;
+        t.write_ns += e.dur;
+        if (bytes > 0) t.bytes_written += bytes;
+      } else {
+        ++t.meta_ops;
+        t.meta_ns += e.dur;
+      }
+    } else if (f.is_compute) {
+      t.compute_ns += e.dur;
+    }
+  };
+  if (!cfg_.by_key.empty()) {
+    int32_t g = tag_group(e.ctx, cfg_.by_key, by_cache_, by_names_);
+    if (static_cast<size_t>(g) >= by_aggs_.size()) by_aggs_.resize(g + 1);
+    tag_update(by_aggs_[g]);
+  }
+  int32_t eg = -1;
+  if (e.ctx != 0) {
+    eg = tag_group(e.ctx, cfg_.epoch_key, epoch_cache_, epoch_names_);
+    if (epoch_names_[eg] == "(none)") eg = -1;
+    if (eg >= 0) {
+      if (static_cast<size_t>(eg) >= epoch_aggs_.size()) epoch_aggs_.resize(eg + 1);
+      tag_update(epoch_aggs_[eg]);
+    }
+  }
+
+  if (!io) return;
+
+  // Darshan counters.
+  int64_t off = -1;
+  if (f.op != counters::Op::kNone) {
+    counters::CounterEvent ce;
+    ce.module = f.layer == Layer::kPosix ? counters::Module::kPosix : counters::Module::kStdio;
+    ce.op = f.op;
+    ce.ok = e.err == 0 && (!e.has_ret || e.ret >= 0);
+    if (ce.module == counters::Module::kStdio && (f.data)) ce.ok = e.err == 0 && (!e.has_ret || e.ret > 0);
+    if (ce.module == counters::Module::kStdio && (f.op == counters::Op::kOpen || f.op == counters::Op::kFdopen))
+      ce.ok = !failed;
+    ce.positional = f.positional;
+    ce.fd = e.fd;
+    if (f.op == counters::Op::kDup) {
+      ce.old_fd = e.fd;
+      ce.fd = e.has_ret ? static_cast<int32_t>(e.ret) : -1;
+    } else if (f.op == counters::Op::kOpen && ce.module == counters::Module::kPosix && e.has_ret) {
+      ce.fd = static_cast<int32_t>(e.ret);
+    }
+    ce.file = e.path ? e.path : counters::kNoFile;
+    ce.offset = e.offset;
+    if (f.op == counters::Op::kSeek && ce.module == counters::Module::kPosix && e.has_ret) ce.offset = e.ret;
+    ce.bytes = bytes > 0 ? bytes : 0;
+    ce.t1 = static_cast<double>(e.ts) * 1e-9;
+    ce.t2 = static_cast<double>(end) * 1e-9;
+    p.engine.on_event(ce);
+    if (f.data && ce.ok && e.path) {
+      if (e.offset >= 0) {
+        off = e.offset;
+      } else if (ce.module == counters::Module::kPosix) {
+        if (auto* r = p.engine.find_posix(e.path)) off = r->offset - ce.bytes;
+      } else if (auto* r = p.engine.find_stdio(e.path)) {
+        off = r->offset - ce.bytes;
+      }
+    }
+  }
+
+  if (e.path == 0) return;
+  ProcFile& pf = p.file(e.path);
+  pf.first_ts = std::min(pf.first_ts, e.ts);
+  pf.last_ts = std::max(pf.last_ts, end);
+  using counters::Op;
+  switch (f.op) {
+    case Op::kOpen:
+    case Op::kFdopen:
+      ++pf.opens;
+      pf.meta_ns += e.dur;
+      break;
+    case Op::kRead:
+    case Op::kWrite: {
+      if (f.is_read) {
+        ++pf.reads;
+        pf.read_ns += e.dur;
+        if (bytes > 0) {
+          pf.bytes_read += bytes;
+          pf.max_read = std::max(pf.max_read, bytes);
+          pf.min_read = std::min(pf.min_read, bytes);
+        }
+      } else {
+        ++pf.writes;
+        pf.write_ns += e.dur;
+        if (bytes > 0) pf.bytes_written += bytes;
+      }
+      if (off >= 0 && bytes >= 0) {
+        pf.offsets_known = true;
+        pf.extent = std::max(pf.extent, off + bytes);
+        if (f.is_read) pf.coverage.insert(off, off + bytes);
+        // reservoir sample of accesses
+        ++pf.seen;
+        Point pt{e.ts, off, bytes, e.pid, f.is_write};
+        if (pf.samples.size() < cfg_.samples_per_file) {
+          pf.samples.push_back(pt);
+        } else {
+          uint64_t j = p.next_rand() % pf.seen;
+          if (j < pf.samples.size()) pf.samples[j] = pt;
+        }
+      }
+      if (eg >= 0) add_distinct(f.is_read ? pf.read_epochs : pf.write_epochs, epoch_names_[eg]);
+      break;
+    }
+    case Op::kStat:
+      ++pf.stats;
+      pf.meta_ns += e.dur;
+      break;
+    case Op::kSeek:
+      ++pf.seeks;
+      pf.meta_ns += e.dur;
+      break;
+    case Op::kMmap:
+      ++pf.mmaps;
+      pf.meta_ns += e.dur;
+      if (e.size > 0) pf.extent = std::max(pf.extent, (e.offset > 0 ? e.offset : 0) + e.size);
+      break;
+    default:
+      ++pf.other_meta;
+      pf.meta_ns += e.dur;
+      break;
+  }
+}
+
+void UnitAgg::end() {
+  // Resolve ids while the source's tables are alive.
+  func_infos_ = tables_->funcs;
+  for (auto& [pid, p] : procs_) {
+    p->engine.finalize();
+    for (uint32_t id : p->file_paths) resolved_paths_.emplace(id, std::string(tables_->str(id)));
+    for (auto& r : p->engine.posix()) resolved_paths_.emplace(r.file, std::string(tables_->str(r.file)));
+    for (auto& r : p->engine.stdio()) resolved_paths_.emplace(r.file, std::string(tables_->str(r.file)));
+  }
+  tables_ = nullptr;
+  ended_ = true;
+}
+
+void UnitAgg::merge_into(Job& job) {
+  if (!ended_) end();
+  job.units.push_back(unit_);
+  job.events += events_;
+  if (!sizes_known_) job.sizes_known = false;
+  auto path_of = [&](uint32_t id) { return resolved_paths_[id]; };
+
+  // functions
+  for (size_t i = 0; i < funcs_.size(); ++i) {
+    FuncStats& fs = funcs_[i];
+    if (fs.count == 0) continue;
+    const FuncInfo& fi = func_infos_[i];
+    std::string key = std::string(layer_name(fi.layer)) + "/" + fi.category + "/" + fi.name;
+    FuncStats& d = job.funcs[key];
+    if (d.count == 0) {
+      d.name = fi.name;
+      d.category = fi.category;
+      d.layer = fi.layer;
+    }
+    d.count += fs.count;
+    d.errors += fs.errors;
+    d.total_ns += fs.total_ns;
+    d.bytes += fs.bytes;
+    d.sizes.merge(fs.sizes);
+  }
+  for (size_t g = 0; g < by_aggs_.size(); ++g) job.by_tag[by_names_[g]].merge(by_aggs_[g]);
+  for (size_t g = 0; g < epoch_aggs_.size(); ++g) job.by_epoch[epoch_names_[g]].merge(epoch_aggs_[g]);
+
+  // processes, in pid order for determinism
+  std::vector<int64_t> pids;
+  for (auto& [pid, p] : procs_) pids.push_back(pid);
+  std::sort(pids.begin(), pids.end());
+  for (int64_t pid : pids) {
+    Proc& p = *procs_[pid];
+    ProcResult r;
+    r.meta = p.meta;
+    r.meta_known = p.meta_known;
+    if (r.meta.source_file.empty()) r.meta.source_file = unit_;
+    r.threads = p.tids.size();
+    r.events = p.events;
+    r.first_ts = p.first_ts;
+    r.last_ts = p.last_ts;
+    r.io_union = p.io.measure();
+    r.compute_union = p.compute.measure();
+    r.both_union = p.both.measure();
+    r.app_union = p.app.measure();
+    r.clipped = p.io.clipped() + p.compute.clipped() + p.both.clipped();
+    r.posix_ns = p.posix_ns;
+    r.stdio_ns = p.stdio_ns;
+    r.meta_ns = p.meta_ns;
+    r.data_ns = p.data_ns;
+    r.bytes_read = p.bytes_read;
+    r.bytes_written = p.bytes_written;
+    r.children = p.children;
+    r.bins = p.bins;
+    for (const auto& rec : p.engine.posix()) {
+      counters::PosixRecord pr = rec;
+      if (!sizes_known_) {
+        using namespace counters;
+        for (int j : {POSIX_BYTES_READ, POSIX_BYTES_WRITTEN, POSIX_MAX_BYTE_READ, POSIX_MAX_BYTE_WRITTEN,
+                      POSIX_CONSEC_READS, POSIX_CONSEC_WRITES, POSIX_SEQ_READS, POSIX_SEQ_WRITES,
+                      POSIX_FILE_NOT_ALIGNED, POSIX_MAX_READ_TIME_SIZE, POSIX_MAX_WRITE_TIME_SIZE})
+          pr.counters[j] = -1;
+        for (int j = POSIX_SIZE_READ_0_100; j <= POSIX_ACCESS4_COUNT; ++j) pr.counters[j] = -1;
+      }
+      r.posix.emplace_back(path_of(rec.file), pr);
+    }
+    for (const auto& rec : p.engine.stdio()) {
+      counters::StdioRecord sr = rec;
+      if (!sizes_known_) {
+        using namespace counters;
+        for (int j : {STDIO_BYTES_READ, STDIO_BYTES_WRITTEN, STDIO_MAX_BYTE_READ, STDIO_MAX_BYTE_WRITTEN})
+          sr.counters[j] = -1;
+      }
+      r.stdio.emplace_back(path_of(rec.file), sr);
+    }
+    job.first_ts = std::min(job.first_ts, p.first_ts);
+    job.last_ts = std::max(job.last_ts, p.last_ts);
+
+    for (size_t i = 0; i < p.files.size(); ++i) {
+      const std::string path = path_of(p.file_paths[i]);
+      FileAgg& fa = job.files[path];
+      fa.path = path;
+      ProcFile& pf = p.files[i];
+      fa.opens += pf.opens;
+      fa.reads += pf.reads;
+      fa.writes += pf.writes;
+      fa.stats += pf.stats;
+      fa.seeks += pf.seeks;
+      fa.mmaps += pf.mmaps;
+      fa.other_meta += pf.other_meta;
+      fa.bytes_read += pf.bytes_read;
+      fa.bytes_written += pf.bytes_written;
+      fa.read_ns += pf.read_ns;
+      fa.write_ns += pf.write_ns;
+      fa.meta_ns += pf.meta_ns;
+      fa.extent = std::max(fa.extent, pf.extent);
+      fa.first_ts = std::min(fa.first_ts, pf.first_ts);
+      fa.last_ts = std::max(fa.last_ts, pf.last_ts);
+      if (auto* rec = p.engine.find_posix(p.file_paths[i])) {
+        fa.seq_reads += rec->counters[counters::POSIX_SEQ_READS];
+        fa.consec_reads += rec->counters[counters::POSIX_CONSEC_READS];
+        fa.counted_reads += rec->counters[counters::POSIX_READS];
+      }
+      fa.procs.push_back(FileProc{pid, std::move(pf)});
+    }
+    job.procs.push_back(std::move(r));
+  }
+  procs_.clear();
+  last_ = nullptr;
+  last_pid_ = INT64_MIN;
+}
+
+}  // namespace strata::analysis

@@ -1,0 +1,174 @@
+// Streaming aggregation: one UnitAgg per input unit (a strata file / .pfw
+// file) consumes events and keeps only bounded per-process / per-file state;
+// finished units are merged into a Job keyed by strings (paths, names).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/counters.h"
+#include "analysis/intervals.h"
+#include "analysis/model.h"
+
+namespace strata::analysis {
+
+struct AggConfig {
+  std::string by_key;            // --by: tag key to break figures down by
+  std::string epoch_key = "epoch";
+  size_t samples_per_file = 256; // spatial/temporal points kept per (process, file)
+};
+
+// Exact distribution of integer values (sizes) up to 65,536 distinct values;
+// beyond that new values go to log2 buckets and quantiles become approximate.
+struct ValueDist {
+  std::unordered_map<int64_t, uint64_t> exact;
+  uint64_t log2[64] = {};
+  uint64_t n = 0;
+  int64_t min = INT64_MAX, max = INT64_MIN;
+  bool approx = false;
+  void add(int64_t v, uint64_t k = 1);
+  void merge(const ValueDist& o);
+  int64_t quantile(double q) const;  // nearest-rank
+};
+
+struct FuncStats {
+  std::string name, category;
+  Layer layer = Layer::kApp;
+  uint64_t count = 0, errors = 0;
+  int64_t total_ns = 0;
+  int64_t bytes = 0;
+  ValueDist sizes;  // requested sizes, when known
+};
+
+struct Bin {
+  int64_t read_bytes = 0, write_bytes = 0, ops = 0, io_ns = 0;
+};
+
+// Time histogram whose bin width doubles as the trace grows (bounded bins).
+struct TimeBins {
+  static constexpr size_t kMaxBins = 512;
+  int64_t width = 1 << 20;  // ns
+  std::vector<Bin> bins;
+  Bin& at(int64_t ts);
+  void rebin(int64_t new_width);
+  void merge(const TimeBins& o);
+};
+
+struct Point {
+  int64_t ts, offset, size, pid;
+  bool write;
+};
+
+struct TagAgg {
+  uint64_t events = 0, reads = 0, writes = 0, meta_ops = 0;
+  int64_t io_ns = 0, read_ns = 0, write_ns = 0, meta_ns = 0, compute_ns = 0;
+  int64_t bytes_read = 0, bytes_written = 0;
+  int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
+  void merge(const TagAgg& o);
+};
+
+// Per (process, file).
+struct ProcFile {
+  uint64_t opens = 0, reads = 0, writes = 0, stats = 0, seeks = 0, mmaps = 0, other_meta = 0;
+  int64_t bytes_read = 0, bytes_written = 0, read_ns = 0, write_ns = 0, meta_ns = 0;
+  int64_t extent = 0;  // max offset + bytes seen
+  int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
+  int64_t max_read = 0, min_read = INT64_MAX;
+  IntervalSet coverage{1u << 14};
+  std::vector<std::string> write_epochs;  // distinct epoch values while writing (<= 64)
+  std::vector<std::string> read_epochs;
+  std::vector<Point> samples;
+  uint64_t seen = 0;
+  bool offsets_known = false;
+};
+
+struct ProcResult {
+  ProcessMeta meta;
+  bool meta_known = false;
+  size_t threads = 0;
+  uint64_t events = 0;
+  int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
+  int64_t io_union = 0, compute_union = 0, both_union = 0, app_union = 0;
+  int64_t posix_ns = 0, stdio_ns = 0, meta_ns = 0, data_ns = 0;
+  int64_t bytes_read = 0, bytes_written = 0;
+  uint64_t clipped = 0;
+  std::vector<int64_t> children;  // from fork events
+  TimeBins bins;
+  // Darshan records, finalized, with their paths.
+  std::vector<std::pair<std::string, counters::PosixRecord>> posix;
+  std::vector<std::pair<std::string, counters::StdioRecord>> stdio;
+  int64_t unoverlapped_io() const { return both_union - compute_union; }
+  int64_t unoverlapped_compute() const { return both_union - io_union; }
+};
+
+struct FileProc {  // one process's view of a file, after merge
+  int64_t pid;
+  ProcFile pf;
+};
+
+struct FileAgg {
+  std::string path;
+  std::vector<FileProc> procs;
+  uint64_t opens = 0, reads = 0, writes = 0, stats = 0, seeks = 0, mmaps = 0, other_meta = 0;
+  int64_t bytes_read = 0, bytes_written = 0, read_ns = 0, write_ns = 0, meta_ns = 0;
+  int64_t extent = 0;
+  int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
+  // POSIX+STDIO Darshan sums over processes (sequential / consecutive reads).
+  int64_t seq_reads = 0, consec_reads = 0, counted_reads = 0;
+};
+
+// The whole job after all units are merged.
+struct Job {
+  std::vector<ProcResult> procs;
+  std::map<std::string, FuncStats> funcs;  // key: category/name
+  std::map<std::string, FileAgg> files;
+  std::map<std::string, TagAgg> by_tag;    // value of --by key ("(none)" for untagged)
+  std::map<std::string, TagAgg> by_epoch;  // value of the epoch key
+  std::vector<std::string> units;
+  std::vector<std::string> warnings;
+  bool sizes_known = true;
+  uint64_t events = 0;
+  int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
+  std::string source_kind;
+};
+
+class UnitAgg : public UnitConsumer {
+ public:
+  explicit UnitAgg(const AggConfig& cfg);
+  ~UnitAgg() override;
+  void begin(const std::string& unit, const Tables* tables, bool sizes_known) override;
+  void process(const ProcessMeta& meta) override;
+  void event(const IoEvent& e) override;
+  void end() override;
+  // Moves the finished unit's results into job (single-threaded merge).
+  void merge_into(Job& job);
+
+ private:
+  struct Proc;
+  Proc& proc(int64_t pid);
+  const std::vector<CtxTag>& tags(uint32_t ctx) const;
+  int32_t tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
+                    std::vector<std::string>& names);
+
+  AggConfig cfg_;
+  std::string unit_;
+  const Tables* tables_ = nullptr;
+  bool sizes_known_ = true;
+  std::unordered_map<int64_t, std::unique_ptr<Proc>> procs_;
+  Proc* last_ = nullptr;
+  int64_t last_pid_ = INT64_MIN;
+  std::vector<FuncStats> funcs_;  // by func id
+  std::vector<int32_t> by_cache_, epoch_cache_;
+  std::vector<std::string> by_names_, epoch_names_;
+  std::vector<TagAgg> by_aggs_, epoch_aggs_;
+  std::unordered_map<uint32_t, std::string> resolved_paths_;
+  std::vector<FuncInfo> func_infos_;
+  uint64_t events_ = 0;
+  bool ended_ = false;
+};
+
+}  // namespace strata::analysis

@@ -1,0 +1,108 @@
+// The analyzer's internal event model, independent of where events come from
+// (strata traces, DFTracer .pfw files). Sources stream IoEvents one at a time
+// together with the id tables they refer to; nothing materialises a trace.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/counters.h"
+
+namespace strata::analysis {
+
+enum class Layer : uint8_t { kPosix = 0, kStdio = 1, kProc = 2, kApp = 3 };
+const char* layer_name(Layer l);
+
+// Classification of a function (event name + category), computed once per id.
+struct FuncInfo {
+  std::string name;
+  std::string category;
+  Layer layer = Layer::kApp;
+  counters::Op op = counters::Op::kNone;
+  bool positional = false;  // pread/pwrite family: offset column is the access offset
+  bool data = false;        // a read or write (else metadata, for I/O layers)
+  bool is_read = false;
+  bool is_write = false;
+  bool is_compute = false;  // app region counted as compute
+  bool is_fork = false;     // fork/clone: ret is the child pid
+  bool items_ret = false;   // fread/fwrite: ret counts items, not bytes (DFTracer)
+};
+FuncInfo classify(std::string_view name, std::string_view category);
+
+struct CtxTag {
+  std::string key;
+  std::string value;  // printable value (ints formatted)
+  bool is_int = true;
+  int64_t int_value = 0;
+};
+
+// Id tables of one input unit. Sources keep funcs and ctxs complete for every
+// id an event they deliver uses; str resolves string ids (paths).
+struct Tables {
+  std::vector<FuncInfo> funcs;
+  std::vector<std::vector<CtxTag>> ctxs;  // index 0: no tags
+  std::function<std::string_view(uint32_t)> str;
+};
+
+// One event, times in ns since the trace start.
+struct IoEvent {
+  int64_t pid = 0;
+  int64_t tid = 0;
+  int64_t ts = 0;
+  int64_t dur = 0;
+  int64_t offset = -1;
+  int64_t size = -1;  // bytes requested, -1 unknown
+  int64_t ret = 0;
+  uint32_t func = 0;
+  uint32_t path = 0;  // string id, 0 = none
+  uint32_t ctx = 0;
+  int32_t fd = -1;
+  int32_t err = 0;
+  bool has_ret = true;  // false when the source does not know the return value
+};
+
+struct ProcessMeta {
+  int64_t pid = 0;
+  int64_t ppid = 0;
+  int64_t rank = -1;
+  std::string host;
+  std::string exe;
+  std::string cmdline;
+  int64_t start_ns = -1;  // trace time of the process start, -1 unknown
+  std::string source_file;
+};
+
+// Receives one input unit (a strata file or a .pfw file) as a stream.
+class UnitConsumer {
+ public:
+  virtual ~UnitConsumer() = default;
+  // Called once before events; `sizes_known` is false when the input carries
+  // no sizes/offsets (DFTracer without arguments).
+  virtual void begin(const std::string& unit, const Tables* tables, bool sizes_known) = 0;
+  // Process metadata; may be called more than once per unit (pfw files hold
+  // forked children), before or between events.
+  virtual void process(const ProcessMeta& meta) = 0;
+  virtual void event(const IoEvent& e) = 0;
+  virtual void end() = 0;
+};
+
+// An input: a list of units readable independently (in parallel).
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual const std::vector<std::string>& units() const = 0;
+  // Streams unit i into c. Throws InputError on malformed input.
+  virtual void read_unit(size_t i, UnitConsumer& c) = 0;
+  virtual const char* kind() const = 0;
+};
+
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace strata::analysis

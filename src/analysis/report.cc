@@ -1,0 +1,411 @@
+// Terminal, JSON and darshan-parser outputs.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "analysis/analyze.h"
+
+namespace strata::analysis {
+
+namespace {
+
+std::string fmt_bytes(int64_t b) {
+  if (b < 0) return "unknown";
+  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int i = 0;
+  while (v >= 1024 && i < 4) {
+    v /= 1024;
+    ++i;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, i ? "%.2f %s" : "%.0f %s", v, u[i]);
+  return buf;
+}
+
+std::string fmt_s(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f s", static_cast<double>(ns) * 1e-9);
+  return buf;
+}
+
+std::string fmt_bw(int64_t bytes, int64_t ns) {
+  if (bytes < 0 || ns <= 0) return "n/a";
+  return fmt_bytes(static_cast<int64_t>(static_cast<double>(bytes) / (static_cast<double>(ns) * 1e-9))) + "/s";
+}
+
+std::string json_str(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\t': o += "\\t"; break;
+      case '\r': o += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          o += b;
+        } else {
+          o += static_cast<char>(c);
+        }
+    }
+  }
+  return o + "\"";
+}
+
+struct Totals {
+  int64_t wall = 0, io = 0, compute = 0, unov_io = 0, unov_compute = 0, app = 0;
+  int64_t posix = 0, stdio = 0, meta = 0, data = 0, br = 0, bw = 0;
+  size_t threads = 0;
+  std::set<std::string> hosts;
+  std::set<int64_t> ranks;
+};
+
+Totals totals(const Job& job) {
+  Totals t;
+  for (auto& p : job.procs) {
+    t.io += p.io_union;
+    t.compute += p.compute_union;
+    t.unov_io += p.unoverlapped_io();
+    t.unov_compute += p.unoverlapped_compute();
+    t.app += p.app_union;
+    t.posix += p.posix_ns;
+    t.stdio += p.stdio_ns;
+    t.meta += p.meta_ns;
+    t.data += p.data_ns;
+    t.br += p.bytes_read;
+    t.bw += p.bytes_written;
+    t.threads += p.threads;
+    if (!p.meta.host.empty()) t.hosts.insert(p.meta.host);
+    if (p.meta.rank >= 0) t.ranks.insert(p.meta.rank);
+  }
+  if (job.last_ts > job.first_ts) t.wall = job.last_ts - job.first_ts;
+  return t;
+}
+
+void print_tree(const Job& job, std::ostream& out) {
+  std::map<int64_t, const ProcResult*> by_pid;
+  for (auto& p : job.procs) by_pid.emplace(p.meta.pid, &p);
+  std::map<int64_t, std::vector<int64_t>> kids;
+  std::vector<int64_t> roots;
+  for (auto& p : job.procs) {
+    int64_t parent = p.meta.ppid;
+    if (by_pid.count(parent) && parent != p.meta.pid)
+      kids[parent].push_back(p.meta.pid);
+    else
+      roots.push_back(p.meta.pid);
+  }
+  std::set<int64_t> seen;
+  std::function<void(int64_t, int)> rec = [&](int64_t pid, int depth) {
+    if (!seen.insert(pid).second) return;
+    const ProcResult& p = *by_pid[pid];
+    out << "  " << std::string(static_cast<size_t>(depth) * 2, ' ') << (depth ? "└─ " : "") << "pid " << pid;
+    if (p.meta.rank >= 0) out << " rank " << p.meta.rank;
+    if (!p.meta.host.empty()) out << " @" << p.meta.host;
+    out << "  " << p.threads << " thread(s), " << p.events << " events";
+    if (!p.meta.cmdline.empty()) out << "  $ " << p.meta.cmdline.substr(0, 100);
+    out << "\n";
+    for (int64_t k : kids[pid]) rec(k, depth + 1);
+  };
+  for (int64_t r : roots) rec(r, 0);
+}
+
+}  // namespace
+
+void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
+  Totals t = totals(job);
+  out << "strata analyze: " << o.input << " (" << job.source_kind << ", " << job.units.size() << " file(s), "
+      << job.events << " events)\n";
+  for (auto& w : job.warnings) out << "warning: " << w << "\n";
+  out << "\n== Job summary ==\n";
+  out << "processes " << job.procs.size() << ", threads " << t.threads << ", hosts " << std::max<size_t>(1, t.hosts.size())
+      << ", ranks " << t.ranks.size() << ", wall time " << fmt_s(t.wall) << "\n";
+  print_tree(job, out);
+  out << "time (summed over processes; unions are exact interval arithmetic per process):\n";
+  out << "  I/O (union)            " << fmt_s(t.io) << "   POSIX " << fmt_s(t.posix) << "  STDIO " << fmt_s(t.stdio)
+      << " (sum of call durations)\n";
+  out << "  metadata / data        " << fmt_s(t.meta) << " / " << fmt_s(t.data) << "\n";
+  out << "  application regions    " << fmt_s(t.app) << "\n";
+  out << "  compute (union)        " << fmt_s(t.compute) << "\n";
+  out << "  unoverlapped I/O       " << fmt_s(t.unov_io) << "\n";
+  out << "  unoverlapped compute   " << fmt_s(t.unov_compute) << "\n";
+  if (job.sizes_known) {
+    out << "bytes read " << fmt_bytes(t.br) << " (" << t.br << " B), written " << fmt_bytes(t.bw) << " (" << t.bw
+        << " B)\n";
+    out << "bandwidth over I/O time: read+write " << fmt_bw(t.br + t.bw, t.io) << "\n";
+  } else {
+    out << "bytes read/written: unknown (the trace records no sizes)\n";
+  }
+
+  out << "\n== Functions ==\n";
+  std::vector<const FuncStats*> fsv;
+  for (auto& [k, f] : job.funcs) fsv.push_back(&f);
+  std::sort(fsv.begin(), fsv.end(), [](auto* a, auto* b) { return a->total_ns > b->total_ns; });
+  char line[512];
+  std::snprintf(line, sizeof line, "  %-6s %-22s %10s %8s %14s %10s %10s %10s %10s %10s\n", "layer", "function",
+                "count", "errors", "time", "min", "p25", "median", "p75", "max");
+  out << line;
+  for (auto* f : fsv) {
+    auto q = [&](double x) -> std::string {
+      if (!job.sizes_known || f->sizes.n == 0) return f->layer <= Layer::kStdio && !job.sizes_known ? "?" : "-";
+      return std::to_string(x < 0 ? (x < -1.5 ? f->sizes.max : f->sizes.min) : f->sizes.quantile(x));
+    };
+    std::snprintf(line, sizeof line, "  %-6s %-22s %10" PRIu64 " %8" PRIu64 " %14s %10s %10s %10s %10s %10s\n",
+                  layer_name(f->layer), f->name.substr(0, 22).c_str(), f->count, f->errors, fmt_s(f->total_ns).c_str(),
+                  q(-1).c_str(), q(0.25).c_str(), q(0.5).c_str(), q(0.75).c_str(), q(-2).c_str());
+    out << line;
+  }
+
+  out << "\n== Files (by I/O time) ==\n";
+  std::vector<const FileAgg*> fv;
+  for (auto& [k, f] : job.files) fv.push_back(&f);
+  std::sort(fv.begin(), fv.end(), [](auto* a, auto* b) {
+    int64_t ta = a->read_ns + a->write_ns + a->meta_ns, tb = b->read_ns + b->write_ns + b->meta_ns;
+    return ta != tb ? ta > tb : a->path < b->path;
+  });
+  size_t shown = 0;
+  for (auto* f : fv) {
+    if (shown++ >= static_cast<size_t>(o.top)) break;
+    FileVerdict v = classify_file(*f, job);
+    out << "  " << f->path << "\n";
+    out << "     role " << role_name(v.role) << " [";
+    for (size_t i = 0; i < v.evidence.size(); ++i) out << (i ? "; " : "") << v.evidence[i];
+    out << "]\n     " << v.access << ", " << (v.shared ? "shared by " + std::to_string(v.nprocs) + " processes" : "one process")
+        << ", reads " << f->reads << " writes " << f->writes << " opens " << f->opens << " stats " << f->stats;
+    if (job.sizes_known)
+      out << ", read " << fmt_bytes(f->bytes_read) << " written " << fmt_bytes(f->bytes_written) << ", extent "
+          << fmt_bytes(f->extent);
+    out << "\n     pattern " << v.pattern << ", reads " << v.read_extent;
+    if (v.reread >= 0) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.2f", v.reread);
+      out << ", re-read factor " << b;
+    }
+    out << (v.metadata_bound ? ", metadata-bound" : ", data-bound") << ", time r/w/meta " << fmt_s(f->read_ns) << " / "
+        << fmt_s(f->write_ns) << " / " << fmt_s(f->meta_ns) << "\n";
+  }
+  if (job.files.size() > shown) out << "  ... " << job.files.size() - shown << " more (--top N)\n";
+
+  // file-per-process vs shared
+  size_t fpp = 0, shared = 0;
+  for (auto& [k, f] : job.files) {
+    if (f.reads + f.writes == 0) continue;
+    std::set<int64_t> pids;
+    for (auto& fp : f.procs)
+      if (fp.pf.reads + fp.pf.writes) pids.insert(fp.pid);
+    (pids.size() > 1 ? shared : fpp)++;
+  }
+  out << "\nI/O strategy: " << fpp << " file(s) accessed by one process, " << shared << " shared file(s)\n";
+
+  auto print_tags = [&](const char* title, const std::map<std::string, TagAgg>& m) {
+    out << "\n== " << title << " ==\n";
+    std::snprintf(line, sizeof line, "  %-12s %10s %10s %10s %14s %14s %14s %14s\n", "value", "reads", "writes", "meta",
+                  "I/O time", "compute", "read", "written");
+    out << line;
+    for (auto& [k, a] : m) {
+      std::snprintf(line, sizeof line, "  %-12s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %14s %14s %14s %14s\n",
+                    k.substr(0, 12).c_str(), a.reads, a.writes, a.meta_ops, fmt_s(a.io_ns).c_str(),
+                    fmt_s(a.compute_ns).c_str(), job.sizes_known ? fmt_bytes(a.bytes_read).c_str() : "?",
+                    job.sizes_known ? fmt_bytes(a.bytes_written).c_str() : "?");
+      out << line;
+    }
+  };
+  if (!o.by.empty()) print_tags(("by " + o.by).c_str(), job.by_tag);
+  if (!job.by_epoch.empty() && o.by != "epoch") print_tags("by epoch", job.by_epoch);
+  if (job.by_epoch.size() >= 2) {
+    auto it = job.by_epoch.begin();
+    const TagAgg& first = it->second;
+    int64_t rest = 0;
+    size_t n = 0;
+    for (++it; it != job.by_epoch.end(); ++it)
+      if (it->first != "(none)") {
+        rest += it->second.io_ns;
+        ++n;
+      }
+    if (n) {
+      char b[128];
+      std::snprintf(b, sizeof b, "first epoch I/O time %.6f s vs %.6f s average for the others (x%.2f)\n",
+                    static_cast<double>(first.io_ns) * 1e-9, static_cast<double>(rest) * 1e-9 / static_cast<double>(n),
+                    rest ? static_cast<double>(first.io_ns) * static_cast<double>(n) / static_cast<double>(rest) : 0.0);
+      out << b;
+    }
+  }
+
+  // Access size histogram (POSIX, Darshan buckets) as text bars.
+  if (job.sizes_known) {
+    int64_t hist[10] = {};
+    for (auto& p : job.procs)
+      for (auto& [path, r] : p.posix)
+        for (int i = 0; i < 10; ++i) hist[i] += r.counters[counters::POSIX_SIZE_READ_0_100 + i];
+    int64_t mx = *std::max_element(hist, hist + 10);
+    if (mx > 0) {
+      out << "\n== POSIX read sizes ==\n";
+      const char* names[] = {"0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M", "100M-1G", "1G+"};
+      for (int i = 0; i < 10; ++i) {
+        std::snprintf(line, sizeof line, "  %-9s %10" PRId64 " %s\n", names[i], hist[i],
+                      std::string(static_cast<size_t>(40 * hist[i] / mx), '#').c_str());
+        out << line;
+      }
+    }
+  }
+
+  if (o.stage_capacity >= 0) {
+    StageAdvice a = stage_advice(job, o.stage_capacity, o.stage_speedup);
+    out << "\n== Staging advice (capacity " << fmt_bytes(o.stage_capacity) << ", fast tier x" << o.stage_speedup << ") ==\n";
+    for (auto& p : a.picks)
+      out << "  stage " << p.path << "  (" << fmt_bytes(p.size) << ", read time " << fmt_s(p.read_ns) << ", re-read "
+          << std::to_string(p.reread).substr(0, 4) << "x, saves ~" << fmt_s(p.saved_ns) << ")\n";
+    if (a.picks.empty()) out << "  nothing worth staging\n";
+    out << "  total " << fmt_bytes(a.used) << ", expected I/O time saved " << fmt_s(a.saved_ns) << "\n";
+    for (auto& w : a.warnings) out << "  do not stage: " << w << "\n";
+  }
+}
+
+void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
+  Totals t = totals(job);
+  out << "{\n \"input\": " << json_str(o.input) << ",\n \"source\": " << json_str(job.source_kind)
+      << ",\n \"events\": " << job.events << ",\n \"sizes_known\": " << (job.sizes_known ? "true" : "false")
+      << ",\n \"warnings\": [";
+  for (size_t i = 0; i < job.warnings.size(); ++i) out << (i ? "," : "") << json_str(job.warnings[i]);
+  out << "],\n \"summary\": {\"processes\": " << job.procs.size() << ", \"threads\": " << t.threads
+      << ", \"hosts\": " << std::max<size_t>(1, t.hosts.size()) << ", \"ranks\": " << t.ranks.size()
+      << ", \"wall_ns\": " << t.wall << ", \"io_ns\": " << t.io << ", \"posix_ns\": " << t.posix
+      << ", \"stdio_ns\": " << t.stdio << ", \"meta_ns\": " << t.meta << ", \"data_ns\": " << t.data
+      << ", \"app_ns\": " << t.app << ", \"compute_ns\": " << t.compute << ", \"unoverlapped_io_ns\": " << t.unov_io
+      << ", \"unoverlapped_compute_ns\": " << t.unov_compute << ", \"bytes_read\": " << (job.sizes_known ? t.br : -1)
+      << ", \"bytes_written\": " << (job.sizes_known ? t.bw : -1) << "},\n \"processes\": [";
+  for (size_t i = 0; i < job.procs.size(); ++i) {
+    auto& p = job.procs[i];
+    out << (i ? ",\n  " : "\n  ") << "{\"pid\": " << p.meta.pid << ", \"ppid\": " << p.meta.ppid
+        << ", \"rank\": " << p.meta.rank << ", \"host\": " << json_str(p.meta.host)
+        << ", \"cmdline\": " << json_str(p.meta.cmdline) << ", \"threads\": " << p.threads
+        << ", \"events\": " << p.events << ", \"first_ns\": " << p.first_ts << ", \"last_ns\": " << p.last_ts
+        << ", \"io_ns\": " << p.io_union << ", \"compute_ns\": " << p.compute_union
+        << ", \"unoverlapped_io_ns\": " << p.unoverlapped_io()
+        << ", \"unoverlapped_compute_ns\": " << p.unoverlapped_compute() << ", \"bytes_read\": " << p.bytes_read
+        << ", \"bytes_written\": " << p.bytes_written << ", \"children\": [";
+    for (size_t k = 0; k < p.children.size(); ++k) out << (k ? "," : "") << p.children[k];
+    out << "]}";
+  }
+  out << "],\n \"functions\": [";
+  bool first = true;
+  for (auto& [k, f] : job.funcs) {
+    out << (first ? "\n  " : ",\n  ") << "{\"name\": " << json_str(f.name) << ", \"category\": " << json_str(f.category)
+        << ", \"layer\": " << json_str(layer_name(f.layer)) << ", \"count\": " << f.count << ", \"errors\": " << f.errors
+        << ", \"time_ns\": " << f.total_ns;
+    if (job.sizes_known && f.sizes.n)
+      out << ", \"bytes\": " << f.bytes << ", \"size\": {\"min\": " << f.sizes.min << ", \"p25\": " << f.sizes.quantile(0.25)
+          << ", \"median\": " << f.sizes.quantile(0.5) << ", \"p75\": " << f.sizes.quantile(0.75)
+          << ", \"max\": " << f.sizes.max << "}";
+    else
+      out << ", \"size\": null";
+    out << "}";
+    first = false;
+  }
+  out << "],\n \"files\": [";
+  first = true;
+  for (auto& [k, f] : job.files) {
+    FileVerdict v = classify_file(f, job);
+    out << (first ? "\n  " : ",\n  ") << "{\"path\": " << json_str(f.path) << ", \"role\": " << json_str(role_name(v.role))
+        << ", \"evidence\": [";
+    for (size_t i = 0; i < v.evidence.size(); ++i) out << (i ? "," : "") << json_str(v.evidence[i]);
+    out << "], \"processes\": " << v.nprocs << ", \"shared\": " << (v.shared ? "true" : "false")
+        << ", \"access\": " << json_str(v.access) << ", \"read_extent\": " << json_str(v.read_extent)
+        << ", \"pattern\": " << json_str(v.pattern) << ", \"reread\": " << v.reread
+        << ", \"metadata_bound\": " << (v.metadata_bound ? "true" : "false") << ", \"opens\": " << f.opens
+        << ", \"reads\": " << f.reads << ", \"writes\": " << f.writes << ", \"stats\": " << f.stats
+        << ", \"seeks\": " << f.seeks << ", \"mmaps\": " << f.mmaps << ", \"bytes_read\": " << (job.sizes_known ? f.bytes_read : -1)
+        << ", \"bytes_written\": " << (job.sizes_known ? f.bytes_written : -1)
+        << ", \"extent\": " << (job.sizes_known ? f.extent : -1) << ", \"read_ns\": " << f.read_ns
+        << ", \"write_ns\": " << f.write_ns << ", \"meta_ns\": " << f.meta_ns << "}";
+    first = false;
+  }
+  out << "]";
+  auto tags = [&](const char* name, const std::map<std::string, TagAgg>& m) {
+    out << ",\n \"" << name << "\": {";
+    bool f1 = true;
+    for (auto& [k, a] : m) {
+      out << (f1 ? "\n  " : ",\n  ") << json_str(k) << ": {\"events\": " << a.events << ", \"reads\": " << a.reads
+          << ", \"writes\": " << a.writes << ", \"meta_ops\": " << a.meta_ops << ", \"io_ns\": " << a.io_ns
+          << ", \"read_ns\": " << a.read_ns << ", \"write_ns\": " << a.write_ns << ", \"meta_ns\": " << a.meta_ns
+          << ", \"compute_ns\": " << a.compute_ns << ", \"bytes_read\": " << (job.sizes_known ? a.bytes_read : -1)
+          << ", \"bytes_written\": " << (job.sizes_known ? a.bytes_written : -1) << "}";
+      f1 = false;
+    }
+    out << "}";
+  };
+  if (!o.by.empty()) tags("by", job.by_tag);
+  tags("by_epoch", job.by_epoch);
+  if (o.stage_capacity >= 0) {
+    StageAdvice a = stage_advice(job, o.stage_capacity, o.stage_speedup);
+    out << ",\n \"staging\": {\"capacity\": " << o.stage_capacity << ", \"used\": " << a.used
+        << ", \"saved_ns\": " << a.saved_ns << ", \"files\": [";
+    for (size_t i = 0; i < a.picks.size(); ++i)
+      out << (i ? "," : "") << "{\"path\": " << json_str(a.picks[i].path) << ", \"size\": " << a.picks[i].size
+          << ", \"read_ns\": " << a.picks[i].read_ns << ", \"saved_ns\": " << a.picks[i].saved_ns << "}";
+    out << "], \"warnings\": [";
+    for (size_t i = 0; i < a.warnings.size(); ++i) out << (i ? "," : "") << json_str(a.warnings[i]);
+    out << "]}";
+  }
+  out << "\n}\n";
+}
+
+void write_darshan(const Job& job, std::ostream& out) {
+  Totals t = totals(job);
+  std::string exe = job.procs.empty() ? "" : job.procs.front().meta.cmdline;
+  out << "# darshan log version: 3.41\n# compression method: NONE\n# exe: " << exe << "\n# uid: 0\n# jobid: 0\n"
+      << "# start_time: 0\n# end_time: " << (t.wall / 1000000000) << "\n# nprocs: " << job.procs.size()
+      << "\n# run time: " << static_cast<double>(t.wall) * 1e-9 << "\n# metadata: producer = strata analyze\n"
+      << "# metadata: note = counters computed by strata from a trace; see docs/analysis.md\n";
+  if (!job.sizes_known) out << "# metadata: sizes = unknown (trace without sizes): size counters are -1\n";
+  out << "\n# mounted file systems (mount point and fs type)\n# -------------------------------------------------------\n";
+  // Rank: the MPI rank when known, else the process' index in the job.
+  auto rank_of = [&](size_t i) { return job.procs[i].meta.rank >= 0 ? job.procs[i].meta.rank : static_cast<int64_t>(i); };
+  char line[1024];
+  out << "\n# *******************************************************\n# POSIX module data\n"
+         "# *******************************************************\n\n# description of POSIX counters: see "
+         "darshan-parser --show-incomplete; strata follows Darshan 3.5 semantics\n";
+  out << "\n#<module>\t<rank>\t<record id>\t<counter>\t<value>\t<file name>\t<mount pt>\t<fs type>\n";
+  for (size_t i = 0; i < job.procs.size(); ++i) {
+    for (auto& [path, r] : job.procs[i].posix) {
+      uint64_t id = counters::record_id(path);
+      for (int c = 0; c < counters::POSIX_NUM_INDICES; ++c) {
+        std::snprintf(line, sizeof line, "POSIX\t%" PRId64 "\t%" PRIu64 "\t%s\t%" PRId64 "\t%s\tUNKNOWN\tUNKNOWN\n",
+                      rank_of(i), id, counters::kPosixCounterNames[c], r.counters[c], path.c_str());
+        out << line;
+      }
+      for (int c = 0; c < counters::POSIX_F_NUM_INDICES; ++c) {
+        std::snprintf(line, sizeof line, "POSIX\t%" PRId64 "\t%" PRIu64 "\t%s\t%f\t%s\tUNKNOWN\tUNKNOWN\n", rank_of(i),
+                      id, counters::kPosixFCounterNames[c], r.fcounters[c], path.c_str());
+        out << line;
+      }
+    }
+  }
+  out << "\n# *******************************************************\n# STDIO module data\n"
+         "# *******************************************************\n";
+  out << "\n#<module>\t<rank>\t<record id>\t<counter>\t<value>\t<file name>\t<mount pt>\t<fs type>\n";
+  for (size_t i = 0; i < job.procs.size(); ++i) {
+    for (auto& [path, r] : job.procs[i].stdio) {
+      uint64_t id = counters::record_id(path);
+      for (int c = 0; c < counters::STDIO_NUM_INDICES; ++c) {
+        std::snprintf(line, sizeof line, "STDIO\t%" PRId64 "\t%" PRIu64 "\t%s\t%" PRId64 "\t%s\tUNKNOWN\tUNKNOWN\n",
+                      rank_of(i), id, counters::kStdioCounterNames[c], r.counters[c], path.c_str());
+        out << line;
+      }
+      for (int c = 0; c < counters::STDIO_F_NUM_INDICES; ++c) {
+        std::snprintf(line, sizeof line, "STDIO\t%" PRId64 "\t%" PRIu64 "\t%s\t%f\t%s\tUNKNOWN\tUNKNOWN\n", rank_of(i),
+                      id, counters::kStdioFCounterNames[c], r.fcounters[c], path.c_str());
+        out << line;
+      }
+    }
+  }
+}
+
+}  // namespace strata::analysis

@@ -1,0 +1,216 @@
+// `--html`: one self-contained page (Chart.js embedded at build time, data
+// inline as JSON), readable offline.
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+#include <sstream>
+
+#include "analysis/analyze.h"
+
+namespace strata::analysis {
+
+extern const char kChartJs[];
+
+namespace {
+
+std::string js_str(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += static_cast<char>(c);
+    } else if (c == '<') {
+      o += "\\u003c";
+    } else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else {
+      o += static_cast<char>(c);
+    }
+  }
+  return o + "\"";
+}
+
+std::string html_esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else if (c == '&') o += "&amp;";
+    else o += c;
+  }
+  return o;
+}
+
+}  // namespace
+
+bool write_html(const Job& job, const AnalyzeOptions& o, std::ostream& out, std::ostream& err) {
+  if (kChartJs[0] == '\0') {
+    err << "strata analyze: --html needs the charting library; run web/build.sh (npm) and rebuild\n";
+    return false;
+  }
+  std::ostringstream d;
+  d << "{\"input\":" << js_str(o.input) << ",\"sizes_known\":" << (job.sizes_known ? "true" : "false");
+  // Timeline: per process (up to 8 busiest) ops and bandwidth.
+  std::vector<const ProcResult*> procs;
+  for (auto& p : job.procs) procs.push_back(&p);
+  std::sort(procs.begin(), procs.end(), [](auto* a, auto* b) { return a->events > b->events; });
+  if (procs.size() > 8) procs.resize(8);
+  TimeBins all;
+  for (auto& p : job.procs) all.merge(p.bins);
+  d << ",\"bin_s\":" << static_cast<double>(all.width) * 1e-9 << ",\"timeline\":[";
+  for (size_t i = 0; i < procs.size(); ++i) {
+    TimeBins b = procs[i]->bins;
+    b.rebin(all.width);
+    d << (i ? "," : "") << "{\"pid\":" << procs[i]->meta.pid << ",\"ops\":[";
+    for (size_t k = 0; k < all.bins.size(); ++k) d << (k ? "," : "") << (k < b.bins.size() ? b.bins[k].ops : 0);
+    d << "],\"rbytes\":[";
+    for (size_t k = 0; k < all.bins.size(); ++k) d << (k ? "," : "") << (k < b.bins.size() ? b.bins[k].read_bytes : 0);
+    d << "],\"wbytes\":[";
+    for (size_t k = 0; k < all.bins.size(); ++k) d << (k ? "," : "") << (k < b.bins.size() ? b.bins[k].write_bytes : 0);
+    d << "]}";
+  }
+  d << "]";
+  // Spatial/temporal patterns of the top 4 files by bytes moved.
+  std::vector<const FileAgg*> files;
+  for (auto& [k, f] : job.files)
+    if (f.reads + f.writes > 0) files.push_back(&f);
+  std::sort(files.begin(), files.end(), [](auto* a, auto* b) {
+    int64_t x = a->bytes_read + a->bytes_written, y = b->bytes_read + b->bytes_written;
+    return x != y ? x > y : a->path < b->path;
+  });
+  if (files.size() > 4) files.resize(4);
+  d << ",\"files\":[";
+  for (size_t i = 0; i < files.size(); ++i) {
+    d << (i ? "," : "") << "{\"path\":" << js_str(files[i]->path) << ",\"points\":[";
+    bool first = true;
+    for (auto& fp : files[i]->procs)
+      for (auto& pt : fp.pf.samples) {
+        d << (first ? "" : ",") << "[" << static_cast<double>(pt.ts) * 1e-9 << "," << pt.offset << "," << pt.size << ","
+          << pt.pid << "," << (pt.write ? 1 : 0) << "]";
+        first = false;
+      }
+    d << "]}";
+  }
+  d << "]";
+  // Access sizes (Darshan buckets).
+  int64_t rh[10] = {}, wh[10] = {};
+  for (auto& p : job.procs)
+    for (auto& [path, r] : p.posix)
+      for (int i = 0; i < 10; ++i) {
+        rh[i] += std::max<int64_t>(0, r.counters[counters::POSIX_SIZE_READ_0_100 + i]);
+        wh[i] += std::max<int64_t>(0, r.counters[counters::POSIX_SIZE_WRITE_0_100 + i]);
+      }
+  d << ",\"sizes_r\":[";
+  for (int i = 0; i < 10; ++i) d << (i ? "," : "") << rh[i];
+  d << "],\"sizes_w\":[";
+  for (int i = 0; i < 10; ++i) d << (i ? "," : "") << wh[i];
+  d << "],\"epochs\":[";
+  bool first = true;
+  const auto& ep = o.by.empty() ? job.by_epoch : job.by_tag;
+  for (auto& [k, a] : ep) {
+    d << (first ? "" : ",") << "[" << js_str(k) << "," << static_cast<double>(a.io_ns) * 1e-9 << ","
+      << static_cast<double>(a.compute_ns) * 1e-9 << "]";
+    first = false;
+  }
+  d << "],\"by\":" << js_str(o.by.empty() ? "epoch" : o.by) << "}";
+
+  // Summary table rows.
+  int64_t io = 0, comp = 0, unov = 0, br = 0, bw = 0;
+  for (auto& p : job.procs) {
+    io += p.io_union;
+    comp += p.compute_union;
+    unov += p.unoverlapped_io();
+    br += p.bytes_read;
+    bw += p.bytes_written;
+  }
+  char buf[256];
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>strata analyze: "
+      << html_esc(o.input)
+      << "</title>\n<style>body{font-family:sans-serif;margin:1.5em;color:#222}h1{font-size:1.3em}"
+         ".chart{width:900px;height:320px;margin-bottom:2em}table{border-collapse:collapse}"
+         "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td:first-child{text-align:left}</style>\n"
+         "<script>"
+      << kChartJs << "</script>\n</head><body>\n<h1>strata analyze: " << html_esc(o.input) << "</h1>\n<table>";
+  std::snprintf(buf, sizeof buf, "<tr><td>events</td><td>%" PRIu64 "</td></tr><tr><td>processes</td><td>%zu</td></tr>",
+                job.events, job.procs.size());
+  out << buf;
+  std::snprintf(buf, sizeof buf,
+                "<tr><td>I/O time (union)</td><td>%.6f s</td></tr><tr><td>compute</td><td>%.6f s</td></tr>"
+                "<tr><td>unoverlapped I/O</td><td>%.6f s</td></tr>",
+                static_cast<double>(io) * 1e-9, static_cast<double>(comp) * 1e-9, static_cast<double>(unov) * 1e-9);
+  out << buf;
+  if (job.sizes_known)
+    out << "<tr><td>bytes read</td><td>" << br << "</td></tr><tr><td>bytes written</td><td>" << bw << "</td></tr>";
+  else
+    out << "<tr><td>bytes</td><td>unknown (trace without sizes)</td></tr>";
+  out << "</table>\n";
+  out << "<h2>I/O timeline</h2><div class=\"chart\"><canvas id=\"timeline\"></canvas></div>\n"
+         "<h2>Access sizes (POSIX)</h2><div class=\"chart\"><canvas id=\"sizes\"></canvas></div>\n"
+         "<h2>I/O time per "
+      << html_esc(o.by.empty() ? "epoch" : o.by)
+      << "</h2><div class=\"chart\"><canvas id=\"epochs\"></canvas></div>\n<div id=\"patterns\"></div>\n";
+  out << "<script>\nconst D = " << d.str() << ";\n";
+  out << R"JS(
+let drawn = 0;
+const done = (c) => { drawn++; document.body.dataset.chartsDrawn = drawn; };
+Chart.defaults.animation = false;
+const palette = ['#1f77b4','#ff7f0e','#2ca02c','#d62728','#9467bd','#8c564b','#e377c2','#7f7f7f'];
+{
+  const n = D.timeline.length ? D.timeline[0].ops.length : 0;
+  const labels = Array.from({length: n}, (_, i) => (i * D.bin_s).toFixed(3));
+  const ds = [];
+  D.timeline.forEach((p, k) => {
+    ds.push({label: 'ops pid ' + p.pid, data: p.ops, borderColor: palette[k % 8], yAxisID: 'ops', pointRadius: 0});
+    if (D.sizes_known) ds.push({label: 'MB/s pid ' + p.pid, data: p.rbytes.map((b, i) => (b + p.wbytes[i]) / D.bin_s / 1e6),
+      borderColor: palette[k % 8], borderDash: [4, 3], yAxisID: 'bw', pointRadius: 0});
+  });
+  new Chart(document.getElementById('timeline'), {type: 'line', data: {labels, datasets: ds},
+    options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: 'time (s)'}},
+      ops: {position: 'left', title: {display: true, text: 'ops / bin'}},
+      bw: {position: 'right', display: D.sizes_known, title: {display: true, text: 'MB/s'}}}}});
+  done();
+}
+{
+  const labels = ['0-100','100-1K','1K-10K','10K-100K','100K-1M','1M-4M','4M-10M','10M-100M','100M-1G','1G+'];
+  new Chart(document.getElementById('sizes'), {type: 'bar', data: {labels, datasets: [
+    {label: 'reads', data: D.sizes_r, backgroundColor: palette[0]},
+    {label: 'writes', data: D.sizes_w, backgroundColor: palette[1]}]},
+    options: {maintainAspectRatio: false, scales: {y: {title: {display: true, text: D.sizes_known ? 'count' : 'sizes unknown'}}}}});
+  done();
+}
+{
+  new Chart(document.getElementById('epochs'), {type: 'bar', data: {labels: D.epochs.map(e => e[0]), datasets: [
+    {label: 'I/O time (s)', data: D.epochs.map(e => e[1]), backgroundColor: palette[0]},
+    {label: 'compute time (s)', data: D.epochs.map(e => e[2]), backgroundColor: palette[2]}]},
+    options: {maintainAspectRatio: false}});
+  done();
+}
+const host = document.getElementById('patterns');
+const colour = (size, max) => { const t = max > 0 ? Math.log1p(size) / Math.log1p(max) : 0;
+  return 'hsl(' + Math.round(240 - 240 * t) + ',80%,45%)'; };
+D.files.forEach((f, i) => {
+  const maxSize = Math.max(1, ...f.points.map(p => p[2]));
+  for (const kind of ['spatial', 'temporal']) {
+    const h = document.createElement('h2');
+    h.textContent = (kind === 'spatial' ? 'Spatial pattern (offset by process): ' : 'Temporal pattern (offset over time): ') + f.path;
+    host.appendChild(h);
+    const div = document.createElement('div'); div.className = 'chart';
+    const c = document.createElement('canvas'); c.id = kind + i; div.appendChild(c); host.appendChild(div);
+    const pts = f.points.map(p => ({x: kind === 'spatial' ? p[3] : p[0], y: p[1]}));
+    new Chart(c, {type: 'scatter', data: {datasets: [{label: 'accesses (colour: request size)', data: pts,
+      pointBackgroundColor: f.points.map(p => colour(p[2], maxSize)), pointRadius: 2}]},
+      options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: kind === 'spatial' ? 'pid' : 'time (s)'}},
+        y: {title: {display: true, text: 'file offset (B)'}}}}});
+    done();
+  }
+});
+document.body.dataset.chartsExpected = 3 + 2 * D.files.length;
+</script>
+</body></html>
+)JS";
+  return true;
+}
+
+}  // namespace strata::analysis

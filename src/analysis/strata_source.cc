@@ -1,0 +1,203 @@
+#include "analysis/strata_source.h"
+
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+
+#include "format/format.h"
+#include "strata/reader.h"
+
+namespace strata::analysis {
+
+namespace fs = std::filesystem;
+
+bool looks_like_strata(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    for (auto& de : fs::directory_iterator(path, ec))
+      if (de.path().extension() == format::kFileSuffix) return true;
+    return false;
+  }
+  FILE* fp = std::fopen(path.c_str(), "rb");
+  if (!fp) return false;
+  char magic[8] = {};
+  size_t n = std::fread(magic, 1, 8, fp);
+  std::fclose(fp);
+  return n == 8 && std::memcmp(magic, format::kFileMagic, 8) == 0;
+}
+
+StrataSource::StrataSource(const std::string& path) {
+  try {
+    trace_ = std::make_unique<reader::TraceReader>(path);
+    files_ = trace_->files();
+  } catch (const reader::FormatError& e) {
+    throw InputError(e.what());
+  }
+}
+
+StrataSource::~StrataSource() = default;
+
+namespace {
+
+struct ThreadQueue {
+  std::deque<std::unique_ptr<reader::EventBatch>> batches;
+  size_t pos = 0;  // next event in batches.front()
+  uint64_t head_end(size_t) const {
+    const auto& b = *batches.front();
+    return b.ts[pos] + b.dur[pos];
+  }
+};
+
+}  // namespace
+
+void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
+  const std::string& file = files_[idx];
+  try {
+    reader::FileReader r(file);
+    const reader::ProcessInfo& pi = r.process();
+    const reader::Dictionary& dict = r.dict();
+    Tables tables;
+    tables.str = [&dict](uint32_t id) -> std::string_view { return dict.str(id); };
+    std::vector<uint8_t> kinds, fields;
+    auto sync = [&]() {
+      while (tables.funcs.size() < dict.num_names() || tables.funcs.empty()) {
+        uint32_t id = static_cast<uint32_t>(tables.funcs.size());
+        if (id == 0 || id >= dict.num_names()) {
+          tables.funcs.push_back(classify("", "app"));
+          kinds.push_back(0);
+          fields.push_back(0);
+          if (id >= dict.num_names()) break;
+          continue;
+        }
+        const reader::NameInfo& n = dict.name(id);
+        tables.funcs.push_back(classify(n.name, n.category));
+        kinds.push_back(n.kind);
+        fields.push_back(static_cast<uint8_t>(n.fields));
+      }
+      while (tables.ctxs.size() < dict.num_contexts() || tables.ctxs.empty()) {
+        uint32_t id = static_cast<uint32_t>(tables.ctxs.size());
+        std::vector<CtxTag> tags;
+        if (id > 0)
+          for (const reader::Tag& t : dict.context(id)) {
+            CtxTag ct;
+            ct.key = dict.str(t.key);
+            ct.is_int = t.is_int;
+            ct.int_value = t.int_value;
+            ct.value = t.is_int ? std::to_string(t.int_value) : dict.str(t.str_value);
+            tags.push_back(std::move(ct));
+          }
+        tables.ctxs.push_back(std::move(tags));
+        if (id >= dict.num_contexts()) break;
+      }
+    };
+    sync();
+
+    ProcessMeta meta;
+    meta.pid = pi.pid;
+    meta.ppid = pi.ppid;
+    meta.rank = pi.rank;
+    meta.host = pi.hostname;
+    meta.exe = pi.exe;
+    meta.cmdline = pi.cmdline();
+    meta.start_ns = trace_->to_trace_ns(pi, pi.start_mono_ns);
+    meta.source_file = file;
+    const int64_t shift = trace_->to_trace_ns(pi, pi.start_mono_ns) - static_cast<int64_t>(pi.start_mono_ns);
+
+    c.begin(file, &tables, true);
+    c.process(meta);
+
+    std::map<uint32_t, ThreadQueue> queues;
+    std::vector<std::unique_ptr<reader::EventBatch>> pool;
+    size_t queued = 0;
+    IoEvent e;
+    e.pid = pi.pid;
+
+    auto emit = [&](ThreadQueue& q, uint64_t limit_end, bool bounded) {
+      // Emits q's events while their end time <= limit_end (or all if !bounded).
+      while (!q.batches.empty()) {
+        reader::EventBatch& b = *q.batches.front();
+        const size_t n = b.size_events();
+        while (q.pos < n) {
+          const size_t i = q.pos;
+          if (bounded && b.ts[i] + b.dur[i] > limit_end) return;
+          ++q.pos;
+          --queued;
+          const uint32_t nid = b.name[i];
+          if (nid >= tables.funcs.size()) continue;
+          const uint8_t kind = kinds[nid];
+          if (kind == static_cast<uint8_t>(format::EventKind::kCounter) ||
+              kind == static_cast<uint8_t>(format::EventKind::kBegin) ||
+              kind == static_cast<uint8_t>(format::EventKind::kEnd))
+            continue;
+          e.tid = b.tid;
+          e.ts = static_cast<int64_t>(b.ts[i]) + shift;
+          e.dur = static_cast<int64_t>(b.dur[i]);
+          e.offset = b.offset[i];
+          e.size = b.size[i];
+          e.ret = b.ret[i];
+          e.func = nid;
+          e.path = b.path[i];
+          e.ctx = b.ctx[i];
+          e.fd = b.fd[i];
+          e.err = b.err[i];
+          e.has_ret = (fields[nid] & format::kFieldRet) != 0 || fields[nid] == 0;
+          c.event(e);
+        }
+        pool.push_back(std::move(q.batches.front()));
+        q.batches.pop_front();
+        q.pos = 0;
+      }
+    };
+    auto emit_min_run = [&]() {
+      // Picks the queue with the earliest head; emits it up to the next head.
+      ThreadQueue* best = nullptr;
+      uint64_t best_end = UINT64_MAX, second = UINT64_MAX;
+      for (auto& [tid, q] : queues) {
+        if (q.batches.empty()) continue;
+        uint64_t h = q.head_end(0);
+        if (h < best_end) {
+          second = best_end;
+          best_end = h;
+          best = &q;
+        } else if (h < second) {
+          second = h;
+        }
+      }
+      if (!best) return false;
+      emit(*best, second, second != UINT64_MAX);
+      if (second != UINT64_MAX && !best->batches.empty() && best->head_end(0) <= second) {
+        // Progress guarantee: emit at least one event.
+      }
+      return true;
+    };
+
+    while (true) {
+      std::unique_ptr<reader::EventBatch> b;
+      if (!pool.empty()) {
+        b = std::move(pool.back());
+        pool.pop_back();
+      } else {
+        b = std::make_unique<reader::EventBatch>();
+      }
+      if (!r.next(*b)) break;
+      sync();
+      const size_t n = b->size_events();
+      if (n == 0) continue;
+      queued += n;
+      queues[b->tid].batches.push_back(std::move(b));
+      while (queued > kWindow) {
+        if (!emit_min_run()) break;
+      }
+    }
+    while (queued > 0) {
+      if (!emit_min_run()) break;
+    }
+    c.end();
+  } catch (const reader::FormatError& err) {
+    throw InputError(err.what());
+  }
+}
+
+}  // namespace strata::analysis

@@ -9,6 +9,7 @@
 
 
 def _strata_chain_next_sitecustomize():
+    import importlib.machinery
     import importlib.util
     import os
     import sys

@@ -1,0 +1,156 @@
+"""strata traces as dask DataFrames, for traces too large for one machine.
+
+    import strata.dask as sd
+    from distributed import Client, LocalCluster
+    client = Client(LocalCluster(n_workers=2))
+    ddf = sd.read_trace("t")                 # one partition per group of blocks
+    sd.summary(ddf)                          # per (cat, name): count, time, bytes
+    sd.by_tag(ddf, "epoch")                  # per tag value and layer
+    sd.by_file(ddf)                          # per file: opens, reads, writes, bytes
+
+Every partition is decoded by the native reader (strata._reader) on a worker:
+a partition is a run of consecutive EVENTS blocks of one file, so the trace is
+never materialised in one process. Columns are those of strata.read_trace,
+except that cat, name, kind and path are plain strings (object) so that
+partitions decoded separately concatenate without category unions.
+"""
+import os
+
+import numpy as np
+
+from . import _frame
+
+DEFAULT_EVENTS_PER_PARTITION = 2_000_000
+
+
+def _partition_frame(spec, proc, keys, tags):
+    cols = _frame._load_native().read([spec])
+    return _partition_frame_from_cols(cols, [proc], keys, tags)
+
+
+def plan(path, events_per_partition=DEFAULT_EVENTS_PER_PARTITION):
+    """(file specs, process dicts, tag keys): one spec per partition."""
+    native = _frame._load_native()
+    procs = native.scan(os.fspath(path), True)
+    keys = {}
+    for p in procs:
+        for k, is_int in p["tag_keys"]:
+            keys[k] = keys.get(k, True) and is_int
+    parts = []
+    for p in procs:
+        counts = np.asarray(p["block_events"])
+        first, acc = 0, 0
+        for b, n in enumerate(counts):
+            acc += int(n)
+            if acc >= events_per_partition:
+                parts.append((native.FileSpec(p["file"], p["ts_offset"], first, b + 1 - first), p))
+                first, acc = b + 1, 0
+        if acc > 0 or (first == 0 and len(counts) == 0):
+            parts.append((native.FileSpec(p["file"], p["ts_offset"], first, -1), p))
+    return parts, procs, sorted(keys.items())
+
+
+def read_trace(path, events_per_partition=DEFAULT_EVENTS_PER_PARTITION, tags=True):
+    """A dask DataFrame of the trace, one partition per group of blocks of
+    about events_per_partition events (never across files)."""
+    import dask
+    import dask.dataframe as dd
+    parts, procs, keys = plan(path, events_per_partition)
+    empty = _frame._load_native().read([])
+    meta = _partition_frame_from_cols(empty, procs[:1] or [{"pid": 0}], keys, tags)
+    pieces = [dask.delayed(_partition_frame)(spec, proc, keys, tags) for spec, proc in parts]
+    if not pieces:
+        return dd.from_pandas(meta, npartitions=1)
+    return dd.from_delayed(pieces, meta=meta, verify_meta=False)
+
+
+def _partition_frame_from_cols(cols, procs, keys, tags):
+    df = _frame.frame(cols, procs, keys if tags else None, tags)
+    for c in ("cat", "name", "kind", "path"):
+        df[c] = df[c].astype(object)
+    for key, is_int in (keys if tags else []):
+        col = ("tag_" + key) if key in _frame.BASE_COLUMNS else key
+        if not is_int:
+            df[col] = df[col].astype(object)
+    return df
+
+
+# ---- summaries ------------------------------------------------------------------
+# Each works on a pandas DataFrame (strata.read_trace) or a dask DataFrame and
+# returns a pandas DataFrame.
+
+def _compute(x):
+    return x.compute() if hasattr(x, "dask") and hasattr(x, "compute") else x
+
+
+def _with_bytes(df):
+    pos_ret = df["ret"].where(df["ret"] > 0, 0)
+    pos_size = df["size"].where(df["size"] > 0, 0)
+    return df.assign(ret_pos=pos_ret, size_pos=pos_size)
+
+
+def totals(df):
+    """events, processes, threads, files (distinct paths), time span."""
+    agg = df[["pid", "ts", "dur"]].assign(end=df["ts"] + df["dur"])
+    r = {
+        "events": int(len(df)),
+        "processes": int(_compute(df["pid"].nunique())),
+        "files": int(_compute(df["path"].dropna().nunique())),
+        "first_ts": int(_compute(agg["ts"].min())),
+        "last_end": int(_compute(agg["end"].max())),
+    }
+    return r
+
+
+def summary(df):
+    """Per (cat, name): count, errors, total_ns, size (sum of positive sizes)
+    and ret (sum of positive returns, the bytes of reads and writes)."""
+    d = _with_bytes(df).assign(errors=(df["err"] != 0).astype("int64"), one=1)
+    g = d.groupby(["cat", "name"])
+    out = g.agg({"one": "sum", "errors": "sum", "dur": "sum", "size_pos": "sum", "ret_pos": "sum"})
+    out = _compute(out)
+    out.columns = ["count", "errors", "total_ns", "size", "ret"]
+    return out.sort_index()
+
+
+def by_tag(df, key):
+    """Per tag value and layer (cat): events, total_ns, bytes (positive ret)."""
+    col = ("tag_" + key) if key in _frame.BASE_COLUMNS else key
+    d = _with_bytes(df)[[col, "cat", "dur", "ret_pos"]].assign(one=1)
+    d = d[d[col].notnull()]
+    out = _compute(d.groupby([col, "cat"]).agg({"one": "sum", "dur": "sum", "ret_pos": "sum"}))
+    out.columns = ["count", "total_ns", "bytes"]
+    return out.sort_index()
+
+
+READ_NAMES = ["read", "pread", "pread64", "readv", "preadv", "preadv2", "preadv64", "__read_chk",
+              "__pread_chk", "__pread64_chk", "fread", "__fread_chk", "fread_unlocked"]
+WRITE_NAMES = ["write", "pwrite", "pwrite64", "writev", "pwritev", "pwritev2", "pwritev64", "fwrite",
+               "fwrite_unlocked"]
+OPEN_NAMES = ["open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2", "creat",
+              "creat64", "fopen", "fopen64", "freopen", "freopen64"]
+
+
+def by_file(df):
+    """Per path, POSIX and STDIO layers: opens, reads, writes, bytes read and
+    written (positive returns), I/O time."""
+    d = df[df["path"].notnull() & df["cat"].isin(["POSIX", "STDIO"])]
+    is_read = d["name"].isin(READ_NAMES)
+    is_write = d["name"].isin(WRITE_NAMES)
+    is_open = d["name"].isin(OPEN_NAMES)
+    pos = d["ret"].where(d["ret"] > 0, 0)
+    d = d[["path", "dur"]].assign(
+        opens=is_open.astype("int64"), reads=is_read.astype("int64"), writes=is_write.astype("int64"),
+        bytes_read=pos.where(is_read, 0), bytes_written=pos.where(is_write, 0))
+    out = _compute(d.groupby("path").agg({"opens": "sum", "reads": "sum", "writes": "sum",
+                                          "bytes_read": "sum", "bytes_written": "sum", "dur": "sum"}))
+    out = out.rename(columns={"dur": "io_ns"})
+    return out.sort_index()
+
+
+def by_process(df):
+    """Per pid: events and total_ns per layer."""
+    d = df[["pid", "cat", "dur"]].assign(one=1)
+    out = _compute(d.groupby(["pid", "cat"]).agg({"one": "sum", "dur": "sum"}))
+    out.columns = ["count", "total_ns"]
+    return out.sort_index()

@@ -1,0 +1,132 @@
+"""strata's API without the tracer: every call is a no-op, annotated code runs
+unchanged. This pytest process runs without LD_PRELOAD, so it is the no-op case."""
+import os
+import subprocess
+import textwrap
+
+import conftest
+import strata
+
+
+def test_not_enabled_without_runtime():
+    assert "libstrata" not in os.environ.get("LD_PRELOAD", "")
+    assert strata.enabled() is False
+
+
+def test_trace_returns_function_unchanged():
+    def f(x):
+        """doc"""
+        return x + 1
+
+    assert strata.trace(f) is f
+    assert strata.trace(name="n", cat="c")(f) is f
+    assert f(1) == 2
+
+
+def test_decorator_forms_behave():
+    class C:
+        @strata.trace
+        def m(self, x):
+            return x * 2
+
+        @strata.trace
+        @staticmethod
+        def s(x):
+            return x + 3
+
+        @strata.trace
+        @classmethod
+        def c(cls):
+            return cls.__name__
+
+    @strata.trace
+    def gen(n):
+        for i in range(n):
+            yield i
+
+    assert C().m(4) == 8 and C.s(1) == 4 and C.c() == "C"
+    assert list(gen(3)) == [0, 1, 2]
+
+
+def test_iterate_returns_iterable_unchanged():
+    data = [1, 2, 3]
+    assert strata.iterate(data, name="x") is data
+
+
+def test_region_tag_and_calls_are_noops():
+    with strata.region("r", cat="c", epoch=1) as r:
+        assert r is not None
+    with strata.tag(epoch=3, stage="x"):
+        pass
+    strata.tag(step=1).restore()
+    strata.instant("i")
+    strata.counter("c", 1)
+    strata.complete("x", "c", strata.now(), 1, path="/p", size=1, ret=1)
+    strata.set_metadata("k", "v")
+    strata.thread_name("t")
+    strata.flush()
+    t0 = strata.now()
+    assert isinstance(t0, int) and strata.now() >= t0
+
+
+def test_region_propagates_exceptions():
+    try:
+        with strata.region("r"):
+            raise KeyError("k")
+    except KeyError as e:
+        assert e.args == ("k",)
+    else:
+        raise AssertionError("exception swallowed")
+
+
+def test_autoload_is_inert_without_runtime(tmp_path):
+    # With the hook on PYTHONPATH but no runtime, nothing is patched.
+    code = textwrap.dedent("""
+        import sys, numpy
+        orig = numpy.load
+        import strata
+        print(strata.enabled(), numpy.load.__module__, "strata._auto" in sys.modules,
+              any(type(f).__name__ == "_PostImportFinder" for f in sys.meta_path))
+    """)
+    env = conftest.clean_env({"PYTHONPATH": os.pathsep.join([conftest.AUTOLOAD, conftest.PYDIR])})
+    out = subprocess.run([conftest.PYTHON, "-c", code], env=env, stdout=subprocess.PIPE, text=True,
+                         check=True).stdout.split()
+    assert out[0] == "False"
+    assert out[1] == "numpy"
+    assert out[3] == "False"
+
+
+def test_autoload_chains_existing_sitecustomize(tmp_path):
+    # A pre-existing sitecustomize later on sys.path still runs, exactly once.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text(
+        "import os\nos.environ['CHAINED'] = str(int(os.environ.get('CHAINED', '0')) + 1)\n")
+    env = conftest.clean_env({"PYTHONPATH": os.pathsep.join([conftest.AUTOLOAD, str(other), conftest.PYDIR])})
+    code = "import os, sitecustomize; print(os.environ.get('CHAINED'), sitecustomize.__file__)"
+    out = subprocess.run([conftest.PYTHON, "-c", code], env=env, stdout=subprocess.PIPE, text=True,
+                         check=True).stdout.split()
+    assert out[0] == "1"
+    assert out[1] == str(other / "sitecustomize.py")
+
+
+def test_autoload_chains_debian_sitecustomize():
+    # Without another one on PYTHONPATH, the system's (Debian's) still runs.
+    env = conftest.clean_env({"PYTHONPATH": os.pathsep.join([conftest.AUTOLOAD, conftest.PYDIR])})
+    code = "import sitecustomize; print(sitecustomize.__file__)"
+    out = subprocess.run([conftest.PYTHON, "-c", code], env=env, stdout=subprocess.PIPE, text=True,
+                         check=True).stdout.strip()
+    expect = subprocess.run([conftest.PYTHON, "-c", code], env=conftest.clean_env(),
+                            stdout=subprocess.PIPE, text=True).stdout.strip()
+    assert out == expect
+
+
+def test_wraps_metadata_kept_when_enabled_api_is_used():
+    # functools.wraps metadata of the enabled-path wrappers (built directly).
+    def f(a, b=2):
+        """doc of f"""
+        return a + b
+
+    w = strata._wrap_function(f, b"f", b"app")
+    assert w.__name__ == "f" and w.__doc__ == "doc of f" and w.__wrapped__ is f
+    assert w.__qualname__ == f.__qualname__ and w.__module__ == f.__module__

@@ -1,0 +1,155 @@
+"""The PyTorch example at tiny size under `strata run`, with no change to its
+code: events from the main process and every DataLoader worker, epoch/step/
+worker tags on worker POSIX reads, checkpoint events with the right bytes, and
+every sample file opened and read exactly as many times as the loader fetched it.
+Tiny size: 64 train / 16 val images, batch 8, 2 workers, 2 epochs; validation
+after each epoch and once more after loading the last checkpoint."""
+import json
+import os
+
+import pytest
+
+import conftest
+import strata
+
+TRAIN, VAL, BATCH, WORKERS, EPOCHS = 64, 16, 8, 2, 2
+TRAIN_STEPS, VAL_STEPS = TRAIN // BATCH, VAL // BATCH
+VAL_PASSES = EPOCHS + 1
+
+
+def run_example(tmp, data, *flags, env=None):
+    out = tmp / "trace"
+    summary = tmp / "summary.json"
+    conftest.run_traced(out, [conftest.PYTHON, conftest.EXAMPLE, "--data", str(data), "--tiny",
+                              "--ckpt", str(tmp / "ckpt"), "--summary", str(summary)] + list(flags),
+                        env=env)
+    with open(summary) as f:
+        return out, json.load(f), strata.read_trace(out)
+
+
+def posix(df, prefix, paths):
+    return df[(df["cat"] == "POSIX") & df["path"].isin(paths) & df["name"].astype(str).str.startswith(prefix)]
+
+
+def main_pid(df):
+    return int(df.loc[df["name"] == "torch.save", "pid"].iloc[0])
+
+
+def check_run(out, summary, df, epochs=EPOCHS, persistent=False):
+    train, val = summary["train_files"], summary["val_files"]
+    assert len(train) == TRAIN and len(val) == VAL
+    mpid = main_pid(df)
+    infos = strata.trace_info(out)
+    workers = [p for p in infos if "dataloader_worker" in p["metadata"]]
+    # one process per worker per loader pass (or per loader when persistent)
+    val_passes = epochs + 1
+    n_workers = 2 * WORKERS if persistent else (epochs + val_passes) * WORKERS
+    assert len(workers) == n_workers
+    worker_pids = {p["pid"] for p in workers}
+    # children of the main process (fork, spawn) or of its forkserver
+    parent = {p["pid"]: p["ppid"] for p in infos}
+    assert all(p["ppid"] == mpid or parent.get(p["ppid"]) == mpid for p in workers)
+    # every worker recorded events (nothing lost at os._exit)
+    assert worker_pids <= set(df["pid"].unique())
+    for p in workers:
+        assert p["events"] > 0
+
+    # -- every sample file opened and read as many times as it was fetched
+    opens = posix(df, "open", train + val)
+    per_file = opens.groupby("path", observed=True).size()
+    assert {f: int(per_file.get(f, 0)) for f in train} == {f: epochs for f in train}
+    assert {f: int(per_file.get(f, 0)) for f in val} == {f: val_passes for f in val}
+    reads = posix(df, "read", train + val)
+    nbytes = reads[reads["ret"] > 0].groupby("path", observed=True)["ret"].sum()
+    for f in train:
+        assert nbytes[f] == epochs * os.path.getsize(f), f
+    for f in val:
+        assert nbytes[f] == val_passes * os.path.getsize(f), f
+    # all sample reads happen in workers, never in the main process
+    assert set(reads["pid"].unique()) <= worker_pids
+
+    # -- epoch/step/worker tags on the workers' POSIX reads
+    tr = reads[reads["path"].isin(train)]
+    assert tr["epoch"].notna().all() and tr["step"].notna().all() and tr["worker"].notna().all()
+    assert sorted(tr["epoch"].unique().tolist()) == list(range(epochs))
+    assert (tr["worker"] == tr["step"] % WORKERS).all()   # batches go round-robin to workers
+    for e in range(epochs):
+        ep = tr[tr["epoch"] == e]
+        files_per_step = ep.groupby("step")["path"].nunique()
+        assert files_per_step.to_dict() == {s: BATCH for s in range(TRAIN_STEPS)}
+        assert set(ep["path"].unique()) == set(train)
+        # a batch is built by one worker process
+        assert (ep.groupby("step")["pid"].nunique() == 1).all()
+    vr = reads[reads["path"].isin(val)]
+    assert sorted(vr["epoch"].unique().tolist()) == list(range(val_passes))
+
+    # -- DataLoader events in the main process
+    m = df[df["pid"] == mpid]
+    nxt = m[m["name"] == "dataloader.next"]
+    assert len(nxt) == epochs * TRAIN_STEPS + val_passes * VAL_STEPS
+    ep_ev = m[m["name"] == "dataloader.epoch"]
+    assert len(ep_ev) == epochs + val_passes
+    steps = nxt.groupby("epoch")["step"].apply(lambda s: sorted(s.tolist()))
+    for e in range(epochs):
+        assert steps[e] == sorted(list(range(TRAIN_STEPS)) + list(range(VAL_STEPS)))
+    # -- batches built in the workers, with their tags
+    batches = df[df["name"] == "dataloader.batch"]
+    assert len(batches) == epochs * TRAIN_STEPS + val_passes * VAL_STEPS
+    assert set(batches["pid"].unique()) <= worker_pids
+    assert (batches["worker"] == batches["step"] % WORKERS).all()
+    assert int((df["name"] == "dataloader.collate").sum()) == len(batches)
+
+    # -- compute events (top level only)
+    train_steps = epochs * TRAIN_STEPS
+    assert int((m["name"] == "SmallCNN.forward").sum()) == train_steps + val_passes * VAL_STEPS
+    assert int((m["name"] == "CrossEntropyLoss.forward").sum()) == train_steps
+    assert int((m["name"] == "backward").sum()) == train_steps
+    assert int((m["name"] == "SGD.step").sum()) == train_steps
+    assert int((df["name"] == "Conv2d.forward").sum()) == 0
+
+    # -- checkpoints: path and bytes
+    saves = m[m["name"] == "torch.save"].sort_values("ts")
+    assert saves["cat"].eq("checkpoint").all()
+    assert saves["path"].tolist() == [e["checkpoint"] for e in summary["epochs"]]
+    assert saves["size"].tolist() == [e["checkpoint_bytes"] for e in summary["epochs"]]
+    assert saves["epoch"].tolist() == [e for e in range(epochs)]
+    loads = m[m["name"] == "torch.load"]
+    last = summary["epochs"][-1]
+    assert loads["path"].tolist() == [last["checkpoint"]]
+    assert loads["size"].tolist() == [last["checkpoint_bytes"]]
+    assert loads["ret"].tolist() == [last["checkpoint_bytes"]]
+    # -- Pillow application-level I/O in the workers, above the POSIX reads
+    pil = df[df["name"] == "PIL.Image.open"]
+    assert len(pil) == epochs * TRAIN + val_passes * VAL
+    assert set(pil["path"].unique()) == set(train + val)
+    return mpid, workers
+
+
+def test_example_fork(tmp_path, tiny_data):
+    out, summary, df = run_example(tmp_path, tiny_data)
+    check_run(out, summary, df)
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_example_start_methods(tmp_path, tiny_data, method):
+    out, summary, df = run_example(tmp_path, tiny_data, "--start-method", method, "--epochs", "1")
+    check_run(out, summary, df, epochs=1)
+
+
+def test_example_persistent_workers(tmp_path, tiny_data):
+    out, summary, df = run_example(tmp_path, tiny_data, "--persistent-workers")
+    check_run(out, summary, df, persistent=True)
+
+
+def test_deep_mode_sample_tags(tmp_path, tiny_data):
+    out, summary, df = run_example(tmp_path, tiny_data, "--epochs", "1", env={"STRATA_PY_DEEP": "1"})
+    train = summary["train_files"]
+    get = df[df["name"] == "dataset.getitem"]
+    assert len(get) == TRAIN + 2 * VAL
+    opens = posix(df, "open", train)
+    # the sample tag of each open is the index of its file in the data set
+    assert sorted((opens["sample"].astype(int)).tolist()) == list(range(TRAIN))
+    for _, row in opens.iterrows():
+        assert train[int(row["sample"])] == row["path"]
+    # every nn.Module call, not only the top level
+    assert int((df["name"] == "Conv2d.forward").sum()) == 2 * (TRAIN_STEPS + 2 * VAL_STEPS)

@@ -257,7 +257,7 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
     auto err = parser.iterate(p, len, cap).get(doc);
     if (err) fail(std::string("invalid JSON: ") + error_message(err));
     ondemand::object obj;
-    if (doc.get_object().get(obj)) fail("expected a JSON object");
+    if (doc.get_object().get(obj)) fail("invalid JSON object (truncated or malformed)");
     std::string_view name, cat, ph;
     int64_t pid = 0, tid = 0, ts = -1, dur = 0;
     int64_t a_ret = 0, a_count = -1, a_size = -1, a_offset = -1, a_fd = -1, a_ppid = -1;

@@ -43,6 +43,10 @@ struct ProcessInfo {
   int64_t rank = -1;             // MPI rank when the environment gave one
   uint64_t start_wall_ns = 0;    // CLOCK_REALTIME at start
   uint64_t start_mono_ns = 0;    // CLOCK_MONOTONIC at the same instant
+  uint64_t start_ticks = 0;      // the file's clock ticks at start_mono_ns
+  uint64_t tick_q32 = 0;         // ns per tick (32.32 fixed point); 0: ticks are ns
+  // Converts the file's clock ticks to CLOCK_MONOTONIC ns.
+  uint64_t ticks_to_ns(uint64_t ticks) const;
   std::string hostname;
   std::string exe;
   std::vector<std::string> argv;

@@ -99,18 +99,32 @@ enum Field : uint32_t {
 // holds exactly `count` values (count is in the block header).
 enum class Column : uint8_t {
   kName = 1,    // varint name id
-  kTs = 2,      // zigzag varint delta of start ns vs previous event (first: vs base_ts)
-  kDur = 3,     // varint ns
+  // Times (ts, dur, base_ts) are in the file's clock ticks: ns, or TSC cycles
+  // when the PROCESS block's tick_q32 is not 0 (ns = start_mono_ns +
+  // ((ticks - start_ticks) * tick_q32 >> 32)).
+  kTs = 2,      // zigzag varint: start ticks minus the previous event's end (start + dur); first: minus base_ts
+  kDur = 3,     // varint ticks
   kFd = 4,      // zigzag varint (-1 = none)
   kPath = 5,    // varint string id (0 = none)
-  kOffset = 6,  // zigzag varint delta vs previous event's offset (-1 = none; first vs 0)
+  kOffset = 6,  // delta = offset minus the previous event's end offset, which is its
+                //   offset + ret when offset >= 0 and ret > 0, else its offset (first: minus 0);
+                //   offset -1 = none. Sequential access has delta 0. Stored through a
+                //   two-entry cache of recent deltas (d1 most recent, d2 before it, both 0
+                //   at block start): varint 0 = delta d1; 1 = delta d2 (then d1, d2 swap);
+                //   v >= 2 = new delta unzigzag(v - 2) (then d2 = d1, d1 = delta). Constant
+                //   strides store 0s, alternating strides 1s.
   kSize = 7,    // zigzag varint (-1 = none)
   kRet = 8,     // zigzag varint of ret - max(size, 0)
   kErrno = 9,   // varint (0 = success)
   kCtx = 10,    // varint context id (0 = no tags)
 };
 inline constexpr int kNumColumns = 10;
-enum class ColumnEncoding : uint8_t { kVarint = 0 };
+// kVarint: `count` varints. kRunLength: (varint value, varint run) pairs whose
+// runs add up to `count`; used for columns that rarely change (name, fd, path,
+// size, ret, errno, ctx). Values are the same transformed values in both.
+enum class ColumnEncoding : uint8_t { kVarint = 0, kRunLength = 1 };
+// The encoding the runtime writes for each column (readers accept either).
+inline constexpr bool kColumnIsRunLength[kNumColumns] = {true, false, false, true, true, false, true, true, true, true};
 
 // ---- Trailer ---------------------------------------------------------------
 inline constexpr char kTrailerMagic[8] = {'S', 'T', 'R', 'A', 'T', 'F', 'T', '\n'};

@@ -10,6 +10,21 @@ inline int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -sta
 
 // Writes v at p (at most 10 bytes) and returns the byte after it.
 inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+  if (__builtin_expect(v < 0x80, 1)) {
+    *p = static_cast<uint8_t>(v);
+    return p + 1;
+  }
+  if (v < 0x4000) {
+    p[0] = static_cast<uint8_t>(v) | 0x80;
+    p[1] = static_cast<uint8_t>(v >> 7);
+    return p + 2;
+  }
+  if (v < 0x200000) {
+    p[0] = static_cast<uint8_t>(v) | 0x80;
+    p[1] = static_cast<uint8_t>(v >> 7) | 0x80;
+    p[2] = static_cast<uint8_t>(v >> 14);
+    return p + 3;
+  }
   while (v >= 0x80) {
     *p++ = static_cast<uint8_t>(v) | 0x80;
     v >>= 7;

@@ -25,6 +25,13 @@ FormatError::FormatError(const std::string& file, long block, uint64_t offset, c
       block_(block),
       offset_(offset) {}
 
+uint64_t ProcessInfo::ticks_to_ns(uint64_t ticks) const {
+  if (tick_q32 == 0) return ticks;
+  int64_t d = static_cast<int64_t>(ticks - start_ticks);
+  __int128 ns = static_cast<__int128>(d) * static_cast<__int128>(tick_q32);
+  return start_mono_ns + static_cast<int64_t>(ns >> 32);
+}
+
 std::string ProcessInfo::cmdline() const {
   std::string s;
   for (size_t i = 0; i < argv.size(); ++i) {
@@ -213,6 +220,8 @@ void FileReader::decode_process(const std::vector<uint8_t>& p) {
     process_.rank = c.z();
     process_.start_wall_ns = c.u();
     process_.start_mono_ns = c.u();
+    process_.start_ticks = c.u();
+    process_.tick_q32 = c.u();
     process_.hostname = c.str();
     process_.exe = c.str();
     process_.version = c.str();
@@ -306,6 +315,28 @@ bool decode_column(const uint8_t* p, const uint8_t* end, size_t n, T* out, F tra
   }
   return p == end;
 }
+// Run-length form: (value, run) pairs expanding to exactly n values.
+template <class T, class F>
+bool decode_runs(const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform) {
+  size_t i = 0;
+  while (i < n) {
+    uint64_t v, run;
+    p = fmt::get_varint(p, end, v);
+    if (!p) return false;
+    p = fmt::get_varint(p, end, run);
+    if (!p || run == 0 || run > n - i) return false;
+    T value = transform(v);
+    std::fill(out + i, out + i + run, value);
+    i += run;
+  }
+  return p == end;
+}
+
+template <class T, class F>
+bool decode_any(uint8_t enc, const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform) {
+  return enc == static_cast<uint8_t>(fmt::ColumnEncoding::kRunLength) ? decode_runs(p, end, n, out, transform)
+                                                                        : decode_column(p, end, n, out, transform);
+}
 }  // namespace
 
 void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, EventBatch& out) {
@@ -330,41 +361,70 @@ void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, Ev
   std::fill(out.fd.begin(), out.fd.end(), -1);
   const uint8_t* data = c.p;
   const uint8_t* end = p.data() + p.size();
-  bool have_ts = false;
+  bool have_ts = false, have_offset = false;
   for (uint64_t i = 0; i < ncols; ++i) {
     if (cols[i].len > static_cast<uint64_t>(end - data)) fail("EVENTS block: column runs past the block");
     const uint8_t* cb = data;
     const uint8_t* ce = data + cols[i].len;
     data = ce;
-    if (cols[i].enc != static_cast<uint8_t>(fmt::ColumnEncoding::kVarint)) continue;  // unknown encodings: skip
+    const uint8_t enc = cols[i].enc;
+    if (enc > static_cast<uint8_t>(fmt::ColumnEncoding::kRunLength)) fail("EVENTS block: unknown column encoding " + std::to_string(enc));
     bool ok = true;
     switch (static_cast<fmt::Column>(cols[i].id)) {
-      case fmt::Column::kName: ok = decode_column(cb, ce, count, out.name.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
-      case fmt::Column::kTs: {
-        uint64_t prev = base_ts;
-        ok = decode_column(cb, ce, count, out.ts.data(), [&](uint64_t v) { return prev += fmt::unzigzag(v); });
+      case fmt::Column::kName: ok = decode_any(enc, cb, ce, count, out.name.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
+      case fmt::Column::kTs:  // gaps; resolved against durations below
+        ok = decode_any(enc, cb, ce, count, out.ts.data(), [](uint64_t v) { return v; });
         have_ts = true;
         break;
-      }
-      case fmt::Column::kDur: ok = decode_column(cb, ce, count, out.dur.data(), [](uint64_t v) { return v; }); break;
-      case fmt::Column::kFd: ok = decode_column(cb, ce, count, out.fd.data(), [](uint64_t v) { return static_cast<int32_t>(fmt::unzigzag(v)); }); break;
-      case fmt::Column::kPath: ok = decode_column(cb, ce, count, out.path.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
-      case fmt::Column::kOffset: {
-        int64_t prev = 0;
-        ok = decode_column(cb, ce, count, out.offset.data(), [&](uint64_t v) { return prev += fmt::unzigzag(v); });
+      case fmt::Column::kDur: ok = decode_any(enc, cb, ce, count, out.dur.data(), [](uint64_t v) { return v; }); break;
+      case fmt::Column::kFd: ok = decode_any(enc, cb, ce, count, out.fd.data(), [](uint64_t v) { return static_cast<int32_t>(fmt::unzigzag(v)); }); break;
+      case fmt::Column::kPath: ok = decode_any(enc, cb, ce, count, out.path.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
+      case fmt::Column::kOffset:  // delta-cache codes; resolved below
+        ok = decode_any(enc, cb, ce, count, out.offset.data(), [](uint64_t v) { return static_cast<int64_t>(v); });
+        have_offset = true;
         break;
-      }
-      case fmt::Column::kSize: ok = decode_column(cb, ce, count, out.size.data(), [](uint64_t v) { return fmt::unzigzag(v); }); break;
-      case fmt::Column::kRet: ok = decode_column(cb, ce, count, out.ret.data(), [](uint64_t v) { return fmt::unzigzag(v); }); break;
-      case fmt::Column::kErrno: ok = decode_column(cb, ce, count, out.err.data(), [](uint64_t v) { return static_cast<int32_t>(v); }); break;
-      case fmt::Column::kCtx: ok = decode_column(cb, ce, count, out.ctx.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
+      case fmt::Column::kSize: ok = decode_any(enc, cb, ce, count, out.size.data(), [](uint64_t v) { return fmt::unzigzag(v); }); break;
+      case fmt::Column::kRet: ok = decode_any(enc, cb, ce, count, out.ret.data(), [](uint64_t v) { return fmt::unzigzag(v); }); break;
+      case fmt::Column::kErrno: ok = decode_any(enc, cb, ce, count, out.err.data(), [](uint64_t v) { return static_cast<int32_t>(v); }); break;
+      case fmt::Column::kCtx: ok = decode_any(enc, cb, ce, count, out.ctx.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
       default: break;  // columns from a newer minor version
     }
     if (!ok) fail("EVENTS block: column " + std::to_string(cols[i].id) + " does not hold " + std::to_string(count) + " values");
   }
   if (!have_ts) fail("EVENTS block: no timestamp column");
-  // ret is stored relative to the requested size.
-  for (uint32_t i = 0; i < count; ++i) out.ret[i] += out.size[i] > 0 ? out.size[i] : 0;
+  // ret is stored relative to the requested size; start times relative to the
+  // previous event's end; offsets relative to the previous access's end.
+  uint64_t prev_end = base_ts;
+  int64_t prev_offset_end = 0, d1 = 0, d2 = 0;
+  const bool ticks = process_.tick_q32 != 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    out.ret[i] += out.size[i] > 0 ? out.size[i] : 0;
+    uint64_t t0 = prev_end + static_cast<uint64_t>(fmt::unzigzag(out.ts[i]));
+    prev_end = t0 + out.dur[i];
+    if (ticks) {
+      out.ts[i] = process_.ticks_to_ns(t0);
+      out.dur[i] = process_.ticks_to_ns(prev_end) - out.ts[i];
+    } else {
+      out.ts[i] = t0;
+    }
+    if (have_offset) {
+      uint64_t code = static_cast<uint64_t>(out.offset[i]);
+      int64_t delta;
+      if (code == 0) {
+        delta = d1;
+      } else if (code == 1) {
+        delta = d2;
+        d2 = d1;
+        d1 = delta;
+      } else {
+        delta = fmt::unzigzag(code - 2);
+        d2 = d1;
+        d1 = delta;
+      }
+      out.offset[i] = prev_offset_end + delta;
+      prev_offset_end = out.offset[i] + (out.offset[i] >= 0 && out.ret[i] > 0 ? out.ret[i] : 0);
+    }
+  }
 }
 
 bool FileReader::next(EventBatch& out) {

@@ -162,6 +162,7 @@ void fork_child() {
   g.pid = sys::getpid();
   for (ThreadState* s = g.threads.load(std::memory_order_acquire); s; s = s->next) {
     s->ring.tail.store(s->ring.head.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    s->ring.cached_tail = s->ring.tail.load(std::memory_order_relaxed);
     s->dropped.store(0, std::memory_order_relaxed);
     if (s != t_state) s->status.store(static_cast<int>(ThreadStatus::kFree), std::memory_order_relaxed);
   }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -12,13 +13,12 @@
 
 namespace strata::runtime {
 
-FdEntry* FdTable::get(int fd, bool create) {
+FdEntry* FdTable::get_slow(int fd) {
   if (fd < 0) return nullptr;
   unsigned chunk = static_cast<unsigned>(fd) >> kChunkBits;
   if (chunk >= kChunks) return nullptr;
   FdEntry* c = chunks_[chunk].load(std::memory_order_acquire);
   if (!c) {
-    if (!create) return nullptr;
     auto* fresh = static_cast<FdEntry*>(sys::map(sizeof(FdEntry) << kChunkBits));
     if (!fresh) return nullptr;
     if (chunks_[chunk].compare_exchange_strong(c, fresh, std::memory_order_acq_rel)) {
@@ -83,6 +83,8 @@ static void normalise(char* p) {
   *out = '\0';
 }
 
+uint32_t path_at_unsaved(int dirfd, const char* path);
+
 static bool needs_normalise(const char* p) {
   for (const char* s = p; *s; ++s)
     if (s[0] == '/' && (s[1] == '/' || (s[1] == '.' && (s[2] == '/' || s[2] == '\0' || s[2] == '.'))))
@@ -92,6 +94,13 @@ static bool needs_normalise(const char* p) {
 
 uint32_t path_at(int dirfd, const char* path) {
   if (!path) return 0;
+  int saved = errno;
+  uint32_t sid = path_at_unsaved(dirfd, path);
+  errno = saved;
+  return sid;
+}
+
+uint32_t path_at_unsaved(int dirfd, const char* path) {
   if (path[0] == '/' && !needs_normalise(path)) return intern_path(path);
   char buf[kPathMax];
   size_t used = 0;
@@ -138,10 +147,10 @@ static void resolve_unknown(int fd, FdEntry* e) {
   e->state.store(path_excluded(sid) ? kFdExcluded : kFdTraced, std::memory_order_release);
 }
 
-FdEntry* fd_entry(int fd) {
-  FdEntry* e = g.fds.get(fd, true);
-  if (!e) return nullptr;
-  if (e->state.load(std::memory_order_acquire) == kFdUnknown) resolve_unknown(fd, e);
+FdEntry* resolve_fd(int fd, FdEntry* e) {
+  int saved = errno;
+  resolve_unknown(fd, e);
+  errno = saved;
   return e;
 }
 

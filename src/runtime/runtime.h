@@ -41,6 +41,7 @@ struct Ring {
   alignas(64) std::atomic<uint64_t> tail{0};  // next slot the writer reads
   uint64_t capacity = 0;                      // power of two
   RawEvent* slots = nullptr;
+  uint64_t cached_tail = 0;  // producer's last view of tail: re-read only when the ring looks full
 };
 
 inline constexpr int kMaxTags = 16;
@@ -108,19 +109,26 @@ void wake_writer();
 inline RawEvent* reserve_slot(ThreadState* t) {
   Ring& r = t->ring;
   uint64_t head = r.head.load(std::memory_order_relaxed);
-  uint64_t used = head - r.tail.load(std::memory_order_acquire);
-  if (__builtin_expect(used >= r.capacity, 0)) {
-    t->dropped.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
+  if (__builtin_expect(head - r.cached_tail >= r.capacity, 0)) {
+    r.cached_tail = r.tail.load(std::memory_order_acquire);
+    if (head - r.cached_tail >= r.capacity) {
+      t->dropped.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
   }
   return &r.slots[head & (r.capacity - 1)];
 }
 
+// Publishes the reserved slot. Every quarter of the ring, looks at the
+// writer's progress and wakes it when the ring is at least half full.
 inline void commit_slot(ThreadState* t) {
   Ring& r = t->ring;
   uint64_t head = r.head.load(std::memory_order_relaxed) + 1;
   r.head.store(head, std::memory_order_release);
-  if (__builtin_expect(head - r.tail.load(std::memory_order_relaxed) == r.capacity / 2, 0)) wake_writer();
+  if (__builtin_expect((head & (r.capacity / 4 - 1)) == 0, 0)) {
+    r.cached_tail = r.tail.load(std::memory_order_acquire);
+    if (head - r.cached_tail >= r.capacity / 2) wake_writer();
+  }
 }
 
 // Records one event of the calling thread (not for the hot interposers, which
@@ -150,11 +158,11 @@ class IoScope {
   // Call right after the real function returns: takes the end time and errno.
   void stop(bool failed) {
     t1_ = now_ticks();
-    saved_errno_ = errno;
-    err_ = failed ? saved_errno_ : 0;
+    err_ = failed ? errno : 0;
   }
-  // Records the call, then restores errno as the real call left it (looking up
-  // paths may have changed it).
+  // Records the call. errno is as the real call left it: the only runtime code
+  // between stop() and here that can change errno (resolving an unknown
+  // descriptor) restores it itself.
   void record(int fd, uint32_t path, int64_t offset, int64_t size, int64_t ret) {
     RawEvent* e = reserve_slot(t_);
     if (e) {
@@ -170,10 +178,9 @@ class IoScope {
       e->err = err_;
       commit_slot(t_);
     }
-    errno = saved_errno_;
   }
-  // Records nothing (excluded file) but still restores errno.
-  void skip() { errno = saved_errno_; }
+  // Records nothing (excluded file).
+  void skip() {}
   ThreadState* thread() const { return t_; }
   Fn fn() const { return fn_; }
 
@@ -182,7 +189,6 @@ class IoScope {
   ThreadState* t_ = nullptr;
   uint64_t t0_ = 0;
   uint64_t t1_ = 0;
-  int saved_errno_ = 0;
   int err_ = 0;
 };
 

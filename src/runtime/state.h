@@ -41,10 +41,18 @@ class FdTable {
  public:
   static constexpr int kChunkBits = 10;
   static constexpr int kChunks = 1024;  // fds up to 2^20 are tracked
-  FdEntry* get(int fd, bool create);
+  FdEntry* get(int fd, bool create) {
+    unsigned chunk = static_cast<unsigned>(fd) >> kChunkBits;
+    if (__builtin_expect(chunk < kChunks, 1)) {
+      FdEntry* c = chunks_[chunk].load(std::memory_order_acquire);
+      if (__builtin_expect(c != nullptr, 1)) return &c[fd & ((1 << kChunkBits) - 1)];
+    }
+    return create ? get_slow(fd) : nullptr;
+  }
   void clear_all();
 
  private:
+  FdEntry* get_slow(int fd);
   std::atomic<FdEntry*> chunks_[kChunks] = {};
 };
 
@@ -86,7 +94,13 @@ uint32_t fd_path(int fd);
 void fd_opened(int fd, uint32_t sid, int64_t pos);
 void fd_closed(int fd);
 void fd_duplicated(int oldfd, int newfd);
-FdEntry* fd_entry(int fd);  // resolved entry, or null for untracked fds
+FdEntry* resolve_fd(int fd, FdEntry* e);  // first sight of a descriptor: ask /proc
+// Resolved entry of a descriptor, or null for untracked fds.
+inline FdEntry* fd_entry(int fd) {
+  FdEntry* e = g.fds.get(fd, true);
+  if (__builtin_expect(e != nullptr && e->state.load(std::memory_order_acquire) != kFdUnknown, 1)) return e;
+  return e ? resolve_fd(fd, e) : nullptr;
+}
 void refresh_cwd();
 
 }  // namespace strata::runtime

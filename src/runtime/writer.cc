@@ -30,7 +30,6 @@ struct WriterState {
   fmt::EventsEncoder* encoder = nullptr;
   fmt::BlockFramer* framer = nullptr;
   fmt::ByteSink* payload = nullptr;
-  std::vector<uint8_t>* framed = nullptr;
   uint32_t emitted_strings = 0, emitted_names = 0, emitted_contexts = 0, emitted_metadata = 0;
   uint64_t events_written = 0;
   uint64_t write_dropped = 0;       // events lost to failed writes
@@ -73,9 +72,9 @@ bool append(const void* data, size_t n) {
 }
 
 bool write_block(fmt::BlockType type, uint32_t count, bool compress) {
-  if (!w.framer->frame(type, count, w.payload->bytes(), compress, *w.framed)) return false;
+  if (!w.framer->frame(type, count, w.payload->bytes(), compress)) return false;
   uint64_t at = w.offset;
-  if (!append(w.framed->data(), w.framed->size())) return false;
+  if (!append(w.framer->data(), w.framer->size())) return false;
   w.index->push_back({static_cast<uint8_t>(type), at, count});
   return true;
 }
@@ -119,6 +118,8 @@ void write_process_block() {
   p.rank = rank_from_env();
   p.start_wall_ns = g.start_wall_ns;
   p.start_mono_ns = g.start_mono_ns;
+  p.start_ticks = g.start_ticks;
+  p.tick_q32 = g_hot.use_tsc ? g.ns_per_tick_q32 : 0;
   p.hostname = u.nodename;
   p.exe = exe;
   p.version = STRATA_VERSION_STRING;
@@ -204,17 +205,12 @@ void emit_thread_name(ThreadState* s, uint32_t& emitted_name) {
 
 // Encodes and writes the events [tail, tail + n) of one ring as one block.
 void write_events(ThreadState* s, uint64_t tail, uint64_t n) {
-  Ring& r = s->ring;
-  fmt::EventsEncoder& enc = *w.encoder;
-  enc.begin(s->tid);
-  enc.set_base_ts(ticks_to_ns(r.slots[tail & (r.capacity - 1)].t0));
-  for (uint64_t i = 0; i < n; ++i) {
-    const RawEvent& e = r.slots[(tail + i) & (r.capacity - 1)];
-    uint64_t t0 = ticks_to_ns(e.t0);
-    uint64_t t1 = ticks_to_ns(e.t1);
-    enc.add({t0, t1 > t0 ? t1 - t0 : 0, e.offset, e.size, e.ret, e.name, e.path, e.ctx, e.fd, e.err});
-  }
-  enc.finish(*w.payload);
+  const RawEvent* slots = s->ring.slots;
+  const uint64_t mask = s->ring.capacity - 1;
+  w.encoder->encode(s->tid, n, [&](size_t i) {
+    const RawEvent& e = slots[(tail + i) & mask];
+    return fmt::EncodeEvent{e.t0, e.t1 > e.t0 ? e.t1 - e.t0 : 0, e.offset, e.size, e.ret, e.name, e.path, e.ctx, e.fd, e.err};
+  }, *w.payload);
   if (write_block(fmt::BlockType::kEvents, static_cast<uint32_t>(n), true)) {
     w.events_written += n;
   } else {
@@ -312,8 +308,8 @@ void* writer_main(void*) {
         flush_locked(false);
         w.last_periodic_ns = now;
       } else {
-        // Woken because a ring is half full: drain rings that are at least a quarter full.
-        drain(g.cfg.buffer_bytes / sizeof(RawEvent) / 4);
+        // Woken because a ring is half full: drain the rings that are.
+        drain(g.cfg.buffer_bytes / sizeof(RawEvent) / 2);
       }
     }
     if (req != 0) {
@@ -333,8 +329,7 @@ void allocate_buffers() {
   w.encoder = new fmt::EventsEncoder(max_events);
   w.framer = new fmt::BlockFramer(g.cfg.zstd_level);
   w.payload = new fmt::ByteSink();
-  w.payload->reserve(max_events * 10 * fmt::kNumColumns + 64);
-  w.framed = new std::vector<uint8_t>();
+  w.payload->reserve(max_events * 20 * fmt::kNumColumns + 64);
   seen = new std::vector<Seen>();
 }
 

@@ -24,6 +24,9 @@ PY_PKGS=(
 WEB_PKGS=(
   chromium             # headless browser tests of report pages
 )
+# npm (for the report page's charting library) comes with the machine image;
+# on a bare Debian 12 it is installed from Debian.
+command -v npm >/dev/null 2>&1 || WEB_PKGS+=(nodejs npm)
 
 want=("${BUILD_PKGS[@]}" "${PY_PKGS[@]}")
 if [[ "${STRATA_WITH_BROWSER:-1}" == 1 ]]; then want+=("${WEB_PKGS[@]}"); fi
@@ -33,11 +36,16 @@ for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
-  echo "install-deps: all ${#want[@]} packages present"
-  exit 0
+  echo "install-deps: all ${#want[@]} Debian packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}"
-SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The report page's charting library, from npm (pinned by web/package-lock.json).
+web="$(dirname "$0")/../web"
+if [[ ! -f "$web/node_modules/chart.js/dist/chart.umd.js" ]]; then
+  bash "$web/build.sh"
+fi

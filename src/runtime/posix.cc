@@ -212,7 +212,7 @@ DIR* opendir_op(Fn fn, uint32_t sid, Call call) {
   DIR* d = call();
   if (!s.on()) return d;
   s.stop(d == nullptr);
-  int fd = dirfd(d);
+  int fd = d ? dirfd(d) : -1;  // opendir of a missing directory returns NULL
   if (fd >= 0) fd_opened(fd, sid, 0);
   if (path_excluded(sid)) s.skip();
   else s.record(fd, sid, -1, -1, fd);
@@ -440,7 +440,8 @@ int renameat2(int fromfd, const char* from, int tofd, const char* to, unsigned i
 }
 
 DIR* opendir(const char* path) {
-  uint32_t sid = g_hot.active && t_state && !t_state->busy ? path_at(AT_FDCWD, path) : 0;
+  ThreadState* t = g_hot.active ? thread_state() : nullptr;  // may be the thread's first call
+  uint32_t sid = t && !t->busy ? path_at(AT_FDCWD, path) : 0;
   return opendir_op(Fn::opendir, sid, [&] { return REAL(opendir)(path); });
 }
 DIR* fdopendir(int fd) {

@@ -106,6 +106,15 @@ struct EventBatch {
   void resize(size_t n);
 };
 
+// Profile mode: Darshan-style counters of one file (module 0 POSIX, 1 STDIO),
+// in the order of src/analysis/counters.h.
+struct ProfileRecord {
+  uint8_t module = 0;
+  uint32_t path = 0;  // string id
+  std::vector<int64_t> counters;
+  std::vector<double> fcounters;
+};
+
 struct FileStats {
   uint64_t events_written = 0;  // as the runtime counted them
   uint64_t events_dropped = 0;
@@ -126,6 +135,8 @@ class FileReader {
   // Like next() but skips decoding; returns the block's event count (0 at end).
   uint64_t skip_events_block();
   const FileStats& stats() const { return stats_; }
+  // Records of the last PROFILE block read so far (profile mode traces).
+  const std::vector<ProfileRecord>& profile() const { return profile_; }
   bool has_footer() const { return footer_seen_; }
   // True when the file ended inside a block (the writer was killed mid-write).
   bool truncated() const { return truncated_tail_; }
@@ -137,6 +148,7 @@ class FileReader {
   void decode_process(const std::vector<uint8_t>& p);
   void decode_dict(const std::vector<uint8_t>& p, uint32_t count);
   void decode_stats(const std::vector<uint8_t>& p);
+  void decode_profile(const std::vector<uint8_t>& p);
   void decode_events(const std::vector<uint8_t>& p, uint32_t count, EventBatch& out);
   [[noreturn]] void fail(const std::string& what) const;
 
@@ -151,6 +163,7 @@ class FileReader {
   ProcessInfo process_;
   Dictionary dict_;
   FileStats stats_;
+  std::vector<ProfileRecord> profile_;
   std::vector<uint8_t> stored_, raw_;
   void* dctx_ = nullptr;
 };

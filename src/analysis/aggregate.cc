@@ -434,6 +434,13 @@ void UnitAgg::end() {
   ended_ = true;
 }
 
+void UnitAgg::profile(int64_t pid, const std::vector<counters::PosixRecord>& posix,
+                      const std::vector<counters::StdioRecord>& stdio) {
+  Proc& p = proc(pid);
+  for (const auto& r : posix) p.engine.adopt(r);
+  for (const auto& r : stdio) p.engine.adopt(r);
+}
+
 void UnitAgg::merge_into(Job& job) {
   if (!ended_) end();
   job.units.push_back(unit_);

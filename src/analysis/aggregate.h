@@ -143,6 +143,8 @@ class UnitAgg : public UnitConsumer {
   void begin(const std::string& unit, const Tables* tables, bool sizes_known) override;
   void process(const ProcessMeta& meta) override;
   void event(const IoEvent& e) override;
+  void profile(int64_t pid, const std::vector<counters::PosixRecord>& posix,
+               const std::vector<counters::StdioRecord>& stdio) override;
   void end() override;
   // Moves the finished unit's results into job (single-threaded merge).
   void merge_into(Job& job);

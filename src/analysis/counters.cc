@@ -421,6 +421,28 @@ inline void min_nonzero(double& into, double v) {
 
 }  // namespace
 
+void CounterEngine::adopt(const PosixRecord& r) {
+  PosixRecord* rec = posix_for_file(r.file);
+  if (!rec) return;
+  *rec = r;
+  rec->access = {};
+  rec->stride = {};
+  for (int k = 0; k < 4; ++k) {
+    if (r.counters[POSIX_ACCESS1_COUNT + k] > 0) {
+      rec->access.val[rec->access.n] = r.counters[POSIX_ACCESS1_ACCESS + k];
+      rec->access.cnt[rec->access.n++] = r.counters[POSIX_ACCESS1_COUNT + k];
+    }
+    if (r.counters[POSIX_STRIDE1_COUNT + k] > 0) {
+      rec->stride.val[rec->stride.n] = r.counters[POSIX_STRIDE1_STRIDE + k];
+      rec->stride.cnt[rec->stride.n++] = r.counters[POSIX_STRIDE1_COUNT + k];
+    }
+  }
+}
+
+void CounterEngine::adopt(const StdioRecord& r) {
+  if (StdioRecord* rec = stdio_for_file(r.file)) *rec = r;
+}
+
 void CounterEngine::merge(const CounterEngine& other) {
   for (const PosixRecord& o : other.posix_) {
     PosixRecord* r = posix_for_file(o.file);

@@ -166,6 +166,12 @@ class CounterEngine {
   // Records are matched by file id, so both engines must use the same ids.
   void merge(const CounterEngine& other);
 
+  // Takes over a finalized record (the runtime's profile mode writes them):
+  // replaces the record of r.file and rebuilds its common-value tables from
+  // the ACCESS/STRIDE top-4 counters so finalize() keeps them.
+  void adopt(const PosixRecord& r);
+  void adopt(const StdioRecord& r);
+
   // Fills the ACCESS/STRIDE top-4 counters from the common-value tables.
   // Idempotent; call before reading those counters.
   void finalize();

@@ -87,6 +87,9 @@ class UnitConsumer {
   // forked children), before or between events.
   virtual void process(const ProcessMeta& meta) = 0;
   virtual void event(const IoEvent& e) = 0;
+  // Counters a profile-mode process recorded itself (records keyed by path id).
+  virtual void profile(int64_t /*pid*/, const std::vector<counters::PosixRecord>& /*posix*/,
+                       const std::vector<counters::StdioRecord>& /*stdio*/) {}
   virtual void end() = 0;
 };
 

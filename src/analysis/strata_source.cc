@@ -194,6 +194,28 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
     while (queued > 0) {
       if (!emit_min_run()) break;
     }
+    if (!r.profile().empty()) {
+      std::vector<counters::PosixRecord> posix;
+      std::vector<counters::StdioRecord> stdio;
+      for (const reader::ProfileRecord& pr : r.profile()) {
+        if (pr.path == 0) continue;
+        if (pr.module == 0) {
+          counters::PosixRecord rec;
+          rec.file = pr.path;
+          for (size_t j = 0; j < pr.counters.size() && j < counters::POSIX_NUM_INDICES; ++j) rec.counters[j] = pr.counters[j];
+          for (size_t j = 0; j < pr.fcounters.size() && j < counters::POSIX_F_NUM_INDICES; ++j) rec.fcounters[j] = pr.fcounters[j];
+          posix.push_back(rec);
+        } else {
+          counters::StdioRecord rec;
+          rec.file = pr.path;
+          for (size_t j = 0; j < pr.counters.size() && j < counters::STDIO_NUM_INDICES; ++j) rec.counters[j] = pr.counters[j];
+          for (size_t j = 0; j < pr.fcounters.size() && j < counters::STDIO_F_NUM_INDICES; ++j) rec.fcounters[j] = pr.fcounters[j];
+          stdio.push_back(rec);
+        }
+      }
+      sync();
+      c.profile(pi.pid, posix, stdio);
+    }
     c.end();
   } catch (const reader::FormatError& err) {
     throw InputError(err.what());

@@ -16,6 +16,7 @@ namespace {
 
 struct TraceSummary {
   uint64_t events = 0, dropped = 0, bytes = 0, processes = 0, incomplete_files = 0;
+  uint64_t profile_records = 0, profiled_events = 0;  // profile mode
   int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
   std::map<std::string, uint64_t> by_category, by_name;
   std::vector<std::string> hosts;
@@ -53,6 +54,10 @@ TraceSummary summarize(const std::string& path) {
       s.by_category[nm.category] += per_name[id];
     }
     s.dropped += r.stats().events_dropped;
+    if (r.process().mode == "profile") {
+      s.profile_records += r.profile().size();
+      s.profiled_events += r.stats().events_written;
+    }
     if (!r.has_footer()) ++s.incomplete_files;
   }
   if (s.events == 0) s.first_ns = s.last_ns = 0;
@@ -75,6 +80,10 @@ void print_json(const std::string& path, const TraceSummary& s) {
   j.raw(fmt::format(",\"bytes_per_event\":{:.4f}", s.events ? double(s.bytes) / s.events : 0.0));
   j.raw(",\"dropped\":");
   j.u64(s.dropped);
+  j.raw(",\"profile_records\":");
+  j.u64(s.profile_records);
+  j.raw(",\"profiled_events\":");
+  j.u64(s.profiled_events);
   j.raw(",\"incomplete_files\":");
   j.u64(s.incomplete_files);
   j.raw(",\"span_ns\":");
@@ -101,6 +110,9 @@ void print_text(const std::string& path, const TraceSummary& s) {
   fmt::print("events:         {} ({} dropped)\n", s.events, s.dropped);
   fmt::print("bytes on disk:  {} ({:.2f} bytes/event)\n", s.bytes, s.events ? double(s.bytes) / s.events : 0.0);
   fmt::print("time span:      {:.6f} s\n", (s.last_ns - s.first_ns) / 1e9);
+  if (s.profile_records)
+    fmt::print("profile:        {} file records from {} counted events (strata analyze --darshan)\n",
+               s.profile_records, s.profiled_events);
   if (s.incomplete_files) fmt::print("incomplete:     {} file(s) without footer (process killed?)\n", s.incomplete_files);
   fmt::print("by category:   ");
   for (auto& [k, v] : s.by_category) fmt::print(" {}={}", k, v);

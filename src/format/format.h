@@ -38,6 +38,7 @@ enum class BlockType : uint8_t {
   kEvents = 3,   // columnar events of one thread
   kStats = 4,    // cumulative counts: events written, events dropped
   kFooter = 5,   // block index + trailer; last block of a closed file
+  kProfile = 6,  // profile mode: Darshan-style counters per file (the last one wins)
 };
 
 enum class Codec : uint8_t { kNone = 0, kZstd = 1 };

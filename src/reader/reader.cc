@@ -299,6 +299,31 @@ void FileReader::decode_stats(const std::vector<uint8_t>& p) {
   }
 }
 
+void FileReader::decode_profile(const std::vector<uint8_t>& p) {
+  Cursor c{p.data(), p.data() + p.size(), this, nullptr};
+  try {
+    uint64_t n = c.u();
+    if (n > p.size()) throw std::string("bad record count");
+    std::vector<ProfileRecord> records(n);
+    for (auto& r : records) {
+      r.module = c.byte();
+      r.path = static_cast<uint32_t>(c.u());
+      uint64_t nc = c.u();
+      if (nc > 4096) throw std::string("too many counters");
+      r.counters.resize(nc);
+      for (auto& v : r.counters) v = c.z();
+      uint64_t nf = c.u();
+      if (nf > 4096 || nf * sizeof(double) > static_cast<uint64_t>(c.end - c.p)) throw std::string("bad fcounters");
+      r.fcounters.resize(nf);
+      std::memcpy(r.fcounters.data(), c.p, nf * sizeof(double));
+      c.p += nf * sizeof(double);
+    }
+    profile_ = std::move(records);
+  } catch (const std::string& e) {
+    fail("PROFILE block: " + e);
+  }
+}
+
 namespace {
 // Decodes `n` varints of one column; returns false on overrun.
 template <class T, class F>
@@ -436,6 +461,7 @@ bool FileReader::next(EventBatch& out) {
       case fmt::BlockType::kEvents: decode_events(payload, count, out); return true;
       case fmt::BlockType::kDict: decode_dict(payload, count); break;
       case fmt::BlockType::kStats: decode_stats(payload); break;
+      case fmt::BlockType::kProfile: decode_profile(payload); break;
       case fmt::BlockType::kFooter: footer_seen_ = true; break;
       case fmt::BlockType::kProcess: fail("second PROCESS block");
       default: break;  // unknown block types are skipped (forward compatible)
@@ -453,6 +479,7 @@ uint64_t FileReader::skip_events_block() {
       case fmt::BlockType::kEvents: return count;
       case fmt::BlockType::kDict: decode_dict(payload, count); break;
       case fmt::BlockType::kStats: decode_stats(payload); break;
+      case fmt::BlockType::kProfile: decode_profile(payload); break;
       case fmt::BlockType::kFooter: footer_seen_ = true; break;
       default: break;
     }

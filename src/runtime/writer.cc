@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "format/encoder.h"
+#include "runtime/profile.h"
 #include "runtime/state.h"
 #include "runtime/sys.h"
 
@@ -35,6 +36,7 @@ struct WriterState {
   uint64_t write_dropped = 0;       // events lost to failed writes
   uint64_t last_stats_written = ~0ull, last_stats_dropped = ~0ull;
   uint64_t last_periodic_ns = 0;
+  uint64_t profile_events = ~0ull, profile_ns = 0;  // last PROFILE snapshot
   pthread_t thread{};
   bool thread_running = false;
   std::atomic<uint32_t> wake_word{0};
@@ -243,6 +245,11 @@ void drain(uint64_t min_events) {
     if (head - tail >= min_events && head != tail) {
       bool dict_ok = w.fd >= 0 && emit_dict();
       if (dict_ok) emit_thread_name(s, emitted_name_of(s));
+      if (g.cfg.profile_mode) {
+        for (; tail != head; ++tail) profile_consume(r.slots[tail & (r.capacity - 1)]);
+        w.events_written += head - r.tail.load(std::memory_order_relaxed);
+        r.tail.store(tail, std::memory_order_release);
+      }
       uint64_t max_block = w.encoder ? w.encoder->max_events() : 0;
       while (tail != head) {
         uint64_t n = head - tail < max_block ? head - tail : max_block;
@@ -277,9 +284,23 @@ void write_footer() {
   write_block(fmt::BlockType::kFooter, 0, false);
 }
 
+// Periodic snapshots only when counters moved and at most every 10 s: each
+// snapshot holds every record, and the last one wins.
+void write_profile(bool final_flush) {
+  uint64_t now = mono_ns();
+  if (!final_flush && (w.events_written == w.profile_events || now - w.profile_ns < 10'000'000'000ull)) return;
+  w.profile_events = w.events_written;
+  w.profile_ns = now;
+  if (!emit_dict()) return;
+  uint32_t records = 0;
+  profile_encode(*w.payload, records);
+  write_block(fmt::BlockType::kProfile, records, true);
+}
+
 void flush_locked(bool final_flush) {
   drain(1);
   if (w.fd < 0) return;
+  if (g.cfg.profile_mode) write_profile(final_flush);
   write_stats_if_changed(final_flush);
   if (final_flush) write_footer();
 }
@@ -413,6 +434,7 @@ void writer_child_after_fork() {
   w.thread_running = false;
   w.flush_requested.store(0);
   seen->clear();
+  profile_reset();
   w.last_periodic_ns = mono_ns();
   open_file();
   start_thread();

@@ -27,6 +27,87 @@ EventsEncoder::EventsEncoder(size_t max_events)
       per_column_(max_events * 20 + 32),  // a run-length pair is two varints of at most 10 bytes
       storage_(per_column_ * kNumColumns) {}
 
+namespace {
+struct Run {
+  uint64_t value = 0;
+  uint64_t length = 0;
+};
+inline uint8_t* flush_run(uint8_t* p, const Run& r) {
+  return r.length ? put_varint(put_varint(p, r.value), r.length) : p;
+}
+inline uint8_t* run_put(uint8_t* p, Run& r, uint64_t v) {
+  if (v == r.value && r.length) {
+    ++r.length;
+    return p;
+  }
+  p = flush_run(p, r);
+  r.value = v;
+  r.length = 1;
+  return p;
+}
+}  // namespace
+
+// One pass appends to ten column buffers. Cursors and run state are locals so
+// they stay in registers; byte stores through members would force reloads.
+void EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mask, uint64_t first, size_t n,
+                           ByteSink& out) {
+  uint8_t* base = storage_.data();
+  uint8_t *c_name = base, *c_ts = base + per_column_, *c_dur = base + 2 * per_column_,
+          *c_fd = base + 3 * per_column_, *c_path = base + 4 * per_column_, *c_off = base + 5 * per_column_,
+          *c_size = base + 6 * per_column_, *c_ret = base + 7 * per_column_, *c_err = base + 8 * per_column_,
+          *c_ctx = base + 9 * per_column_;
+  Run r_name, r_fd, r_path, r_size, r_ret, r_err, r_ctx;
+  // Events whose run-length fields (size..err) all equal the previous event's
+  // only bump `same`; it is added to every run when something changes.
+  uint64_t same = 0;
+  const uint64_t base_ts = n ? ring[first & mask].start : 0;
+  uint64_t prev_end = base_ts;
+  int64_t prev_offset_end = 0, d1 = 0, d2 = 0;
+  const EncodeEvent* prev = nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    const EncodeEvent& e = ring[(first + i) & mask];
+    if (prev && std::memcmp(reinterpret_cast<const char*>(&e) + kRunFieldsOffset,
+                            reinterpret_cast<const char*>(prev) + kRunFieldsOffset, kRunFieldsSize) == 0) {
+      ++same;
+    } else {
+      r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
+      r_ret.length += same, r_err.length += same, r_ctx.length += same;
+      same = 0;
+      c_name = run_put(c_name, r_name, e.name);
+      c_fd = run_put(c_fd, r_fd, zigzag(e.fd));
+      c_path = run_put(c_path, r_path, e.path);
+      c_size = run_put(c_size, r_size, zigzag(e.size));
+      c_ret = run_put(c_ret, r_ret, zigzag(e.ret - (e.size > 0 ? e.size : 0)));
+      c_err = run_put(c_err, r_err, static_cast<uint32_t>(e.err));
+      c_ctx = run_put(c_ctx, r_ctx, e.ctx);
+    }
+    prev = &e;
+    const uint64_t end = e.end > e.start ? e.end : e.start;
+    c_ts = put_varint(c_ts, zigzag(static_cast<int64_t>(e.start - prev_end)));
+    c_dur = put_varint(c_dur, end - e.start);
+    prev_end = end;
+    const int64_t delta = e.offset - prev_offset_end;
+    if (delta == d1) {
+      *c_off++ = 0;
+    } else if (delta == d2) {
+      *c_off++ = 1;
+      d2 = d1;
+      d1 = delta;
+    } else {
+      c_off = put_varint(c_off, zigzag(delta) + 2);
+      d2 = d1;
+      d1 = delta;
+    }
+    prev_offset_end = e.offset + (e.offset >= 0 && e.ret > 0 ? e.ret : 0);
+  }
+  r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
+  r_ret.length += same, r_err.length += same, r_ctx.length += same;
+  uint8_t* ends[kNumColumns] = {flush_run(c_name, r_name), c_ts, c_dur, flush_run(c_fd, r_fd),
+                                flush_run(c_path, r_path), c_off, flush_run(c_size, r_size),
+                                flush_run(c_ret, r_ret), flush_run(c_err, r_err), flush_run(c_ctx, r_ctx)};
+  finish(tid, base_ts, ends, out);
+}
+
 void EventsEncoder::finish(uint32_t tid, uint64_t base_ts, uint8_t* const* ends, ByteSink& out) {
   out.clear();
   out.put_varint(tid);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -14,11 +15,14 @@
 
 namespace strata::format {
 
-// One event as handed to the encoder. Times are in the file's clock ticks
-// (ns, or TSC cycles converted by readers with the PROCESS block's tick_q32).
+// One event as handed to the encoder: also the runtime's in-memory record, so
+// the encoder reads the runtime's rings in place. Times are in the file's
+// clock ticks (ns, or TSC-based ticks converted with the PROCESS block's
+// tick_q32). Fields size..err are contiguous: the encoder compares them as
+// one block of bytes to detect runs.
 struct EncodeEvent {
-  uint64_t ts = 0;
-  uint64_t dur = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
   int64_t offset = -1;
   int64_t size = -1;
   int64_t ret = 0;
@@ -27,7 +31,11 @@ struct EncodeEvent {
   uint32_t ctx = 0;
   int32_t fd = -1;
   int32_t err = 0;
+  uint32_t pad = 0;
 };
+static_assert(sizeof(EncodeEvent) == 64);
+inline constexpr size_t kRunFieldsOffset = offsetof(EncodeEvent, size);
+inline constexpr size_t kRunFieldsSize = offsetof(EncodeEvent, pad) - offsetof(EncodeEvent, size);
 
 // Appends byte-level values to a growable buffer (reserve once, reuse).
 class ByteSink {
@@ -56,12 +64,11 @@ class EventsEncoder {
   explicit EventsEncoder(size_t max_events);
   size_t max_events() const { return max_events_; }
 
-  // Encodes events get(0) .. get(n-1) (each an EncodeEvent) as an EVENTS
-  // payload into out (cleared first). n <= max_events().
-  template <class Get>
-  void encode(uint32_t tid, size_t n, Get get, ByteSink& out);
+  // Encodes events ring[(first + i) & mask] for i < n as an EVENTS payload
+  // into out (cleared first). n <= max_events(). A flat array: mask = ~0.
+  void encode(uint32_t tid, const EncodeEvent* ring, uint64_t mask, uint64_t first, size_t n, ByteSink& out);
   void encode(uint32_t tid, const EncodeEvent* events, size_t n, ByteSink& out) {
-    encode(tid, n, [events](size_t i) -> const EncodeEvent& { return events[i]; }, out);
+    encode(tid, events, ~uint64_t{0}, 0, n, out);
   }
 
  private:
@@ -70,85 +77,6 @@ class EventsEncoder {
   size_t per_column_;
   std::vector<uint8_t> storage_;
 };
-
-namespace detail {
-struct Run {
-  uint64_t value = 0;
-  uint64_t length = 0;
-};
-inline uint8_t* flush_run(uint8_t* p, const Run& r) {
-  return r.length ? put_varint(put_varint(p, r.value), r.length) : p;
-}
-inline uint8_t* run_put(uint8_t* p, Run& r, uint64_t v) {
-  if (v == r.value && r.length) {
-    ++r.length;
-    return p;
-  }
-  p = flush_run(p, r);
-  r.value = v;
-  r.length = 1;
-  return p;
-}
-}  // namespace detail
-
-template <class Get>
-void EventsEncoder::encode(uint32_t tid, size_t n, Get get, ByteSink& out) {
-  uint8_t* base = storage_.data();
-  uint8_t *c_name = base, *c_ts = base + per_column_, *c_dur = base + 2 * per_column_,
-          *c_fd = base + 3 * per_column_, *c_path = base + 4 * per_column_, *c_off = base + 5 * per_column_,
-          *c_size = base + 6 * per_column_, *c_ret = base + 7 * per_column_, *c_err = base + 8 * per_column_,
-          *c_ctx = base + 9 * per_column_;
-  detail::Run r_name, r_fd, r_path, r_size, r_ret, r_err, r_ctx;
-  // Events whose seven run-length fields all equal the previous event's only
-  // bump `same`; it is added to every run when something changes.
-  uint64_t same = 0;
-  uint64_t base_ts = 0, prev_end = 0;
-  int64_t prev_offset_end = 0, d1 = 0, d2 = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const EncodeEvent e = get(i);
-    if (i == 0) base_ts = prev_end = e.ts;
-    const uint64_t v_fd = zigzag(e.fd), v_size = zigzag(e.size),
-                   v_ret = zigzag(e.ret - (e.size > 0 ? e.size : 0)), v_err = static_cast<uint32_t>(e.err);
-    if (i > 0 && ((e.name ^ r_name.value) | (v_fd ^ r_fd.value) | (e.path ^ r_path.value) | (v_size ^ r_size.value) |
-                  (v_ret ^ r_ret.value) | (v_err ^ r_err.value) | (e.ctx ^ r_ctx.value)) == 0) {
-      ++same;
-    } else {
-      r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
-      r_ret.length += same, r_err.length += same, r_ctx.length += same;
-      same = 0;
-      c_name = detail::run_put(c_name, r_name, e.name);
-      c_fd = detail::run_put(c_fd, r_fd, v_fd);
-      c_path = detail::run_put(c_path, r_path, e.path);
-      c_size = detail::run_put(c_size, r_size, v_size);
-      c_ret = detail::run_put(c_ret, r_ret, v_ret);
-      c_err = detail::run_put(c_err, r_err, v_err);
-      c_ctx = detail::run_put(c_ctx, r_ctx, e.ctx);
-    }
-    c_ts = put_varint(c_ts, zigzag(static_cast<int64_t>(e.ts - prev_end)));
-    c_dur = put_varint(c_dur, e.dur);
-    const int64_t delta = e.offset - prev_offset_end;
-    if (delta == d1) {
-      *c_off++ = 0;
-    } else if (delta == d2) {
-      *c_off++ = 1;
-      d2 = d1;
-      d1 = delta;
-    } else {
-      c_off = put_varint(c_off, zigzag(delta) + 2);
-      d2 = d1;
-      d1 = delta;
-    }
-    prev_end = e.ts + e.dur;
-    prev_offset_end = e.offset + (e.offset >= 0 && e.ret > 0 ? e.ret : 0);
-  }
-  r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
-  r_ret.length += same, r_err.length += same, r_ctx.length += same;
-  uint8_t* ends[kNumColumns] = {
-      detail::flush_run(c_name, r_name), c_ts, c_dur, detail::flush_run(c_fd, r_fd),
-      detail::flush_run(c_path, r_path), c_off, detail::flush_run(c_size, r_size),
-      detail::flush_run(c_ret, r_ret), detail::flush_run(c_err, r_err), detail::flush_run(c_ctx, r_ctx)};
-  finish(tid, base_ts, ends, out);
-}
 
 // Frames payloads as blocks: compresses (zstd) when asked, hashes, and returns
 // header + stored payload as one contiguous byte string ready for write(2).

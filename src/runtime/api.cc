@@ -67,6 +67,7 @@ void set_tag(const char* key, bool is_int, int64_t value) {
 }  // namespace
 
 extern "C" {
+#pragma GCC visibility push(default)
 
 int strata_enabled(void) { return g_hot.active ? 1 : 0; }
 
@@ -218,4 +219,5 @@ void strata_thread_name(const char* name) {
 
 void strata_flush(void) { flush_all(false); }
 
+#pragma GCC visibility pop
 }  // extern "C"

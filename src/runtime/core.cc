@@ -109,7 +109,7 @@ void setup_clock() {
   g_hot.use_tsc = false;
 #if defined(__x86_64__)
   if (g.cfg.tsc_hz > 1e6) {
-    g.ns_per_tick_q32 = static_cast<uint64_t>(1e9 / g.cfg.tsc_hz * 4294967296.0);
+    g.ns_per_tick_q32 = static_cast<uint64_t>(1e9 * (1 << kTscShift) / g.cfg.tsc_hz * 4294967296.0);
     g_hot.use_tsc = true;
   }
 #endif
@@ -194,6 +194,7 @@ ThreadState* create_thread_state() {
     s = new (mem) ThreadState();
     s->ring.capacity = g.cfg.buffer_bytes / sizeof(RawEvent);
     s->ring.slots = static_cast<RawEvent*>(slots);
+    s->ring.quarter_mask = s->ring.capacity / 4 - 1;
     ThreadState* head = g.threads.load(std::memory_order_relaxed);
     do {
       s->next = head;

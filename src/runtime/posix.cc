@@ -235,6 +235,7 @@ auto readdir_op(Fn fn, DIR* d, Call call) {
 }  // namespace
 
 extern "C" {
+#pragma GCC visibility push(default)
 
 int open(const char* path, int flags, ...) {
   va_list ap;
@@ -519,4 +520,5 @@ int fchdir(int fd) {
   return r;
 }
 
+#pragma GCC visibility pop
 }  // extern "C"

@@ -110,6 +110,7 @@ int exec_op(Fn fn, const char* program, Call call) {
 }  // namespace
 
 extern "C" {
+#pragma GCC visibility push(default)
 
 pid_t fork(void) {
   IoScope s(Fn::fork, PR);
@@ -196,4 +197,5 @@ void _Exit(int status) {
   __builtin_unreachable();
 }
 
+#pragma GCC visibility pop
 }  // extern "C"

@@ -75,8 +75,8 @@ void profile_consume(const RawEvent& e) {
   ce.file = e.path ? e.path : c::kNoFile;
   ce.offset = m.op == c::Op::kSeek && m.module == c::Module::kPosix ? e.ret : e.offset;
   ce.bytes = data && e.ret > 0 ? e.ret : 0;
-  ce.t1 = static_cast<double>(ticks_to_ns(e.t0)) * 1e-9;
-  ce.t2 = static_cast<double>(ticks_to_ns(e.t1)) * 1e-9;
+  ce.t1 = static_cast<double>(ticks_to_ns(e.start)) * 1e-9;
+  ce.t2 = static_cast<double>(ticks_to_ns(e.end)) * 1e-9;
   engine->on_event(ce);
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <ctime>
 
+#include "format/encoder.h"
 #include "runtime/functions.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -20,20 +21,8 @@
 
 namespace strata::runtime {
 
-struct RawEvent {
-  uint64_t t0;  // clock ticks (see Clock)
-  uint64_t t1;
-  int64_t offset;
-  int64_t size;
-  int64_t ret;
-  uint32_t name;
-  uint32_t path;
-  uint32_t ctx;
-  int32_t fd;
-  int32_t err;
-  uint32_t pad;
-};
-static_assert(sizeof(RawEvent) == 64);
+// One ring slot: the encoder's input record, read in place by the writer.
+using RawEvent = format::EncodeEvent;
 
 // Single-producer (the owning thread) / single-consumer (the writer) ring.
 struct Ring {
@@ -41,6 +30,7 @@ struct Ring {
   alignas(64) std::atomic<uint64_t> tail{0};  // next slot the writer reads
   uint64_t capacity = 0;                      // power of two
   RawEvent* slots = nullptr;
+  uint64_t quarter_mask = 0;  // capacity / 4 - 1
   uint64_t cached_tail = 0;  // producer's last view of tail: re-read only when the ring looks full
 };
 
@@ -80,11 +70,15 @@ struct HotConfig {
   bool layer_on[3] = {true, true, true};  // Layer::POSIX, STDIO, PROC
   bool app_on = true;
 };
-extern HotConfig g_hot;
+extern HotConfig g_hot __attribute__((visibility("hidden")));
+
+// A tick is 2^kTscShift TSC cycles when the TSC is used (3.1 ns at 2.6 GHz:
+// finer than the clock read costs, and 3 noise bits fewer per timestamp).
+inline constexpr int kTscShift = 3;
 
 inline uint64_t now_ticks() {
 #if defined(__x86_64__) || defined(__i386__)
-  if (g_hot.use_tsc) return __rdtsc();
+  if (g_hot.use_tsc) return __rdtsc() >> kTscShift;
 #endif
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -92,8 +86,8 @@ inline uint64_t now_ticks() {
 }
 
 // Per-thread state; created on the thread's first event.
-extern __thread ThreadState* t_state __attribute__((tls_model("initial-exec")));
-extern __thread bool t_done __attribute__((tls_model("initial-exec")));
+extern __thread ThreadState* t_state __attribute__((tls_model("initial-exec"), visibility("hidden")));
+extern __thread bool t_done __attribute__((tls_model("initial-exec"), visibility("hidden")));
 ThreadState* create_thread_state();
 
 inline ThreadState* thread_state() {
@@ -125,7 +119,7 @@ inline void commit_slot(ThreadState* t) {
   Ring& r = t->ring;
   uint64_t head = r.head.load(std::memory_order_relaxed) + 1;
   r.head.store(head, std::memory_order_release);
-  if (__builtin_expect((head & (r.capacity / 4 - 1)) == 0, 0)) {
+  if (__builtin_expect((head & r.quarter_mask) == 0, 0)) {
     r.cached_tail = r.tail.load(std::memory_order_acquire);
     if (head - r.cached_tail >= r.capacity / 2) wake_writer();
   }
@@ -166,8 +160,8 @@ class IoScope {
   void record(int fd, uint32_t path, int64_t offset, int64_t size, int64_t ret) {
     RawEvent* e = reserve_slot(t_);
     if (e) {
-      e->t0 = t0_;
-      e->t1 = t1_;
+      e->start = t0_;
+      e->end = t1_;
       e->offset = offset;
       e->size = size;
       e->ret = ret;

@@ -74,7 +74,7 @@ void signals_install() {
 using strata::runtime::chains;
 using strata::runtime::slot_of;
 
-extern "C" int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
   int i = slot_of(sig);
   if (i < 0 || !chains[i].installed) return REAL(sigaction)(sig, act, old);
   if (old) *old = chains[i].app;
@@ -82,7 +82,7 @@ extern "C" int sigaction(int sig, const struct sigaction* act, struct sigaction*
   return 0;
 }
 
-extern "C" sighandler_t signal(int sig, sighandler_t handler) {
+extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler) {
   int i = slot_of(sig);
   if (i < 0 || !chains[i].installed) return REAL(signal)(sig, handler);
   sighandler_t prev = (chains[i].app.sa_flags & SA_SIGINFO) ? SIG_DFL : chains[i].app.sa_handler;

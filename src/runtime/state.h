@@ -75,7 +75,7 @@ struct Globals {
   std::atomic<int> initialized{0};  // 0 no, 1 in progress, 2 done
   std::atomic<bool> finalized{false};
 };
-extern Globals g;
+extern Globals g __attribute__((visibility("hidden")));
 
 // Ticks -> CLOCK_MONOTONIC ns.
 inline uint64_t ticks_to_ns(uint64_t t) {

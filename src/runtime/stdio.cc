@@ -109,6 +109,7 @@ int64_t print_bytes(int r) { return r; }
 }  // namespace
 
 extern "C" {
+#pragma GCC visibility push(default)
 
 FILE* fopen(const char* path, const char* mode) {
   return stream_open(Fn::fopen, open_path(path), [&] { return REAL(fopen)(path, mode); });
@@ -250,4 +251,5 @@ int __fprintf_chk(FILE* fp, int flag, const char* format, ...) {
   return r;
 }
 
+#pragma GCC visibility pop
 }  // extern "C"

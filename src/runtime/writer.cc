@@ -207,12 +207,7 @@ void emit_thread_name(ThreadState* s, uint32_t& emitted_name) {
 
 // Encodes and writes the events [tail, tail + n) of one ring as one block.
 void write_events(ThreadState* s, uint64_t tail, uint64_t n) {
-  const RawEvent* slots = s->ring.slots;
-  const uint64_t mask = s->ring.capacity - 1;
-  w.encoder->encode(s->tid, n, [&](size_t i) {
-    const RawEvent& e = slots[(tail + i) & mask];
-    return fmt::EncodeEvent{e.t0, e.t1 > e.t0 ? e.t1 - e.t0 : 0, e.offset, e.size, e.ret, e.name, e.path, e.ctx, e.fd, e.err};
-  }, *w.payload);
+  w.encoder->encode(s->tid, s->ring.slots, s->ring.capacity - 1, tail, n, *w.payload);
   if (write_block(fmt::BlockType::kEvents, static_cast<uint32_t>(n), true)) {
     w.events_written += n;
   } else {

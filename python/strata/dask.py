@@ -24,7 +24,10 @@ DEFAULT_EVENTS_PER_PARTITION = 2_000_000
 
 
 def _partition_frame(spec, proc, keys, tags):
-    cols = _frame._load_native().read([spec])
+    # spec: (file, ts_offset, first_block, nblocks), plain data so that workers
+    # need nothing but the strata package to unpickle the task.
+    native = _frame._load_native()
+    cols = native.read([native.FileSpec(*spec)])
     return _partition_frame_from_cols(cols, [proc], keys, tags)
 
 
@@ -43,11 +46,18 @@ def plan(path, events_per_partition=DEFAULT_EVENTS_PER_PARTITION):
         for b, n in enumerate(counts):
             acc += int(n)
             if acc >= events_per_partition:
-                parts.append((native.FileSpec(p["file"], p["ts_offset"], first, b + 1 - first), p))
+                parts.append(((p["file"], p["ts_offset"], first, b + 1 - first), p))
                 first, acc = b + 1, 0
         if acc > 0 or (first == 0 and len(counts) == 0):
-            parts.append((native.FileSpec(p["file"], p["ts_offset"], first, -1), p))
+            parts.append(((p["file"], p["ts_offset"], first, -1), p))
+    procs = [_plain(p) for p in procs]
+    parts = [(spec, _plain(p)) for spec, p in parts]
     return parts, procs, sorted(keys.items())
+
+
+def _plain(proc):
+    """Process dict without numpy members (small, cheap to ship to workers)."""
+    return {k: v for k, v in proc.items() if k != "block_events"}
 
 
 def read_trace(path, events_per_partition=DEFAULT_EVENTS_PER_PARTITION, tags=True):
@@ -83,6 +93,23 @@ def _compute(x):
     return x.compute() if hasattr(x, "dask") and hasattr(x, "compute") else x
 
 
+def _gb(d, keys):
+    """groupby over observed values only (pandas categoricals), dask or pandas."""
+    import pandas as pd
+    if isinstance(d, pd.DataFrame):
+        return d.groupby(keys, observed=True)
+    return d.groupby(keys)
+
+
+def _finish(out, keys):
+    """Plain (non-categorical) index, sorted: equal results from pandas and dask."""
+    out = out.reset_index()
+    for k in keys:
+        if str(out[k].dtype) == "category":
+            out[k] = out[k].astype(object)
+    return out.set_index(keys).sort_index()
+
+
 def _with_bytes(df):
     pos_ret = df["ret"].where(df["ret"] > 0, 0)
     pos_size = df["size"].where(df["size"] > 0, 0)
@@ -106,11 +133,11 @@ def summary(df):
     """Per (cat, name): count, errors, total_ns, size (sum of positive sizes)
     and ret (sum of positive returns, the bytes of reads and writes)."""
     d = _with_bytes(df).assign(errors=(df["err"] != 0).astype("int64"), one=1)
-    g = d.groupby(["cat", "name"])
+    g = _gb(d, ["cat", "name"])
     out = g.agg({"one": "sum", "errors": "sum", "dur": "sum", "size_pos": "sum", "ret_pos": "sum"})
     out = _compute(out)
     out.columns = ["count", "errors", "total_ns", "size", "ret"]
-    return out.sort_index()
+    return _finish(out, ["cat", "name"])
 
 
 def by_tag(df, key):
@@ -118,9 +145,9 @@ def by_tag(df, key):
     col = ("tag_" + key) if key in _frame.BASE_COLUMNS else key
     d = _with_bytes(df)[[col, "cat", "dur", "ret_pos"]].assign(one=1)
     d = d[d[col].notnull()]
-    out = _compute(d.groupby([col, "cat"]).agg({"one": "sum", "dur": "sum", "ret_pos": "sum"}))
+    out = _compute(_gb(d, [col, "cat"]).agg({"one": "sum", "dur": "sum", "ret_pos": "sum"}))
     out.columns = ["count", "total_ns", "bytes"]
-    return out.sort_index()
+    return _finish(out, [col, "cat"])
 
 
 READ_NAMES = ["read", "pread", "pread64", "readv", "preadv", "preadv2", "preadv64", "__read_chk",
@@ -142,15 +169,15 @@ def by_file(df):
     d = d[["path", "dur"]].assign(
         opens=is_open.astype("int64"), reads=is_read.astype("int64"), writes=is_write.astype("int64"),
         bytes_read=pos.where(is_read, 0), bytes_written=pos.where(is_write, 0))
-    out = _compute(d.groupby("path").agg({"opens": "sum", "reads": "sum", "writes": "sum",
-                                          "bytes_read": "sum", "bytes_written": "sum", "dur": "sum"}))
+    out = _compute(_gb(d, "path").agg({"opens": "sum", "reads": "sum", "writes": "sum",
+                                       "bytes_read": "sum", "bytes_written": "sum", "dur": "sum"}))
     out = out.rename(columns={"dur": "io_ns"})
-    return out.sort_index()
+    return _finish(out, ["path"])
 
 
 def by_process(df):
     """Per pid: events and total_ns per layer."""
     d = df[["pid", "cat", "dur"]].assign(one=1)
-    out = _compute(d.groupby(["pid", "cat"]).agg({"one": "sum", "dur": "sum"}))
+    out = _compute(_gb(d, ["pid", "cat"]).agg({"one": "sum", "dur": "sum"}))
     out.columns = ["count", "total_ns"]
-    return out.sort_index()
+    return _finish(out, ["pid", "cat"])

@@ -1,0 +1,96 @@
+"""strata.read_trace (pandas) and strata.dask.read_trace agree with the C++
+tools (`strata info --json`, `strata cat`) on the same trace: counts per layer
+and function, sums of durations, bytes and tags."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import conftest
+import strata
+import strata.dask as sd
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory, tiny_data):
+    tmp = tmp_path_factory.mktemp("readers")
+    out = tmp / "trace"
+    conftest.run_traced(out, [conftest.PYTHON, conftest.EXAMPLE, "--data", str(tiny_data), "--tiny",
+                              "--ckpt", str(tmp / "ckpt")])
+    info = conftest.strata_info_json(out)
+    lines = conftest.strata_cli("cat", str(out)).splitlines()
+    cat = pd.DataFrame.from_records([json.loads(l) for l in lines])
+    return out, info, cat
+
+
+def cat_tags(cat, key):
+    return cat["tags"].map(lambda t: t.get(key) if isinstance(t, dict) else None)
+
+
+def test_read_trace_matches_info(traced):
+    out, info, _ = traced
+    df = strata.read_trace(out)
+    assert len(df) == info["events"]
+    assert df["pid"].nunique() == info["processes"]
+    assert df.groupby("cat", observed=True).size().to_dict() == info["by_category"]
+    assert df.groupby("name", observed=True).size().to_dict() == info["by_name"]
+    assert int((df["ts"] + df["dur"]).max() - df["ts"].min()) == info["span_ns"] or \
+        int((df["ts"] + df["dur"]).max()) == info["span_ns"]
+
+
+def test_read_trace_matches_cat_event_by_event(traced):
+    out, _, cat = traced
+    df = strata.read_trace(out)
+    key = ["pid", "tid", "ts", "dur"]
+    a = df[key + ["name"]].astype({"name": str}).sort_values(key + ["name"]).reset_index(drop=True)
+    b = cat[key + ["name"]].astype({"name": str}).sort_values(key + ["name"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b, check_dtype=False)
+    # sums of the I/O columns and tags per function
+    for col in ("ret", "size", "offset"):
+        if col in cat:
+            mine = df[col].where(df[col] >= 0, 0)
+            theirs = cat[col].fillna(0).clip(lower=0)
+            assert mine.sum() == theirs.sum(), col
+    for key in ("epoch", "step", "worker"):
+        theirs = cat_tags(cat, key)
+        assert int(df[key].notna().sum()) == int(theirs.notna().sum()), key
+        assert int(df[key].sum()) == int(theirs.dropna().astype(int).sum()), key
+    assert set(df["path"].dropna().astype(str)) == set(cat["path"].dropna())
+
+
+def test_dask_matches_pandas_and_info(traced):
+    from distributed import Client, LocalCluster
+    out, info, cat = traced
+    df = strata.read_trace(out)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        ddf = sd.read_trace(out, events_per_partition=2000)
+        assert ddf.npartitions > len(strata.trace_info(out))   # several partitions per big file
+        assert len(ddf) == info["events"]
+        s = sd.summary(ddf)
+        assert s["count"].groupby(level="name").sum().to_dict() == info["by_name"]
+        assert s["count"].groupby(level="cat").sum().to_dict() == info["by_category"]
+        pd.testing.assert_frame_equal(s, sd.summary(df), check_dtype=False)
+        e = sd.by_tag(ddf, "epoch")
+        pd.testing.assert_frame_equal(e, sd.by_tag(df, "epoch"), check_dtype=False)
+        # epoch totals against strata cat
+        ce = cat.assign(epoch=cat_tags(cat, "epoch")).dropna(subset=["epoch"])
+        assert e["count"].groupby(level=0).sum().to_dict() == \
+            ce.groupby(ce["epoch"].astype(int)).size().to_dict()
+        assert e["total_ns"].groupby(level=0).sum().to_dict() == \
+            ce.groupby(ce["epoch"].astype(int))["dur"].sum().to_dict()
+        f = sd.by_file(ddf)
+        pd.testing.assert_frame_equal(f, sd.by_file(df), check_dtype=False)
+        p = sd.by_process(ddf)
+        assert p["count"].groupby(level="pid").sum().sum() == info["events"]
+        t = sd.totals(ddf)
+        assert t["events"] == info["events"] and t["processes"] == info["processes"]
+        # per-file bytes read against strata cat
+        reads = cat[cat["name"].isin(sd.READ_NAMES) & cat["cat"].isin(["POSIX", "STDIO"])]
+        reads = reads[reads["ret"].fillna(0) > 0]
+        expect = reads.groupby("path")["ret"].sum()
+        got = f["bytes_read"][f["bytes_read"] > 0]
+        assert got.to_dict() == expect.astype(np.int64).to_dict()

@@ -109,7 +109,10 @@ void set_environment(const RunOptions& o, const std::string& dir) {
   setenv("LD_PRELOAD", (pre && *pre ? lib + ":" + pre : lib).c_str(), 1);
   setenv("STRATA_DIR", dir.c_str(), 1);
   setenv("STRATA_MODE", o.mode.c_str(), 1);
-  if (double hz = calibrate_tsc(); hz > 0) setenv("STRATA_TSC_HZ", std::to_string(hz).c_str(), 1);
+  // A value the user set wins (e.g. STRATA_TSC_HZ=0 to force CLOCK_MONOTONIC).
+  if (!getenv("STRATA_TSC_HZ")) {
+    if (double hz = calibrate_tsc(); hz > 0) setenv("STRATA_TSC_HZ", std::to_string(hz).c_str(), 1);
+  }
   if (!o.exclude.empty()) setenv("STRATA_EXCLUDE", join(o.exclude, ":").c_str(), 1);
   if (!o.include.empty()) setenv("STRATA_INCLUDE", join(o.include, ":").c_str(), 1);
   if (!o.layers.empty()) setenv("STRATA_LAYERS", o.layers.c_str(), 1);

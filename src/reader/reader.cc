@@ -124,6 +124,18 @@ struct Cursor {
 }  // namespace
 
 // ---- FileReader --------------------------------------------------------------
+namespace {
+// "<host>-<pid>-<start>.strata" -> pid (0 if the name has another shape).
+int64_t pid_from_name(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  size_t last = name.rfind('-');
+  if (last == std::string::npos || last == 0) return 0;
+  size_t prev = name.rfind('-', last - 1);
+  if (prev == std::string::npos) return 0;
+  return std::strtoll(name.c_str() + prev + 1, nullptr, 10);
+}
+}  // namespace
+
 FileReader::FileReader(const std::string& path) : path_(path) {
   fp_ = std::fopen(path.c_str(), "rb");
   if (!fp_) throw FormatError(path, -1, 0, std::string("cannot open: ") + std::strerror(errno));
@@ -161,7 +173,13 @@ FileReader::FileReader(const std::string& path) : path_(path) {
   std::vector<uint8_t> payload;
   uint8_t type = 0;
   uint32_t count = 0;
-  if (!read_block(payload, type, count)) fail("file ends before its PROCESS block");
+  if (!read_block(payload, type, count)) {
+    // The process died (or the disk filled) before its PROCESS block was
+    // complete: an empty process, not a corrupt trace. Its pid is in the name.
+    process_.pid = pid_from_name(path);
+    process_.mode = "trace";
+    return;
+  }
   if (type != static_cast<uint8_t>(fmt::BlockType::kProcess)) fail("first block is not a PROCESS block");
   decode_process(payload);
 }
@@ -381,9 +399,20 @@ void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, Ev
     fail("EVENTS block: " + e);
   }
   out.resize(count);
-  std::fill(out.offset.begin(), out.offset.end(), -1);
-  std::fill(out.size.begin(), out.size.end(), -1);
-  std::fill(out.fd.begin(), out.fd.end(), -1);
+  bool present[fmt::kNumColumns + 1] = {};
+  for (uint64_t i = 0; i < ncols; ++i)
+    if (cols[i].id >= 1 && cols[i].id <= fmt::kNumColumns) present[cols[i].id] = true;
+  // Columns a writer left out take their "none" values (format spec).
+  auto absent = [&](fmt::Column c) { return !present[static_cast<int>(c)]; };
+  if (absent(fmt::Column::kName)) std::fill(out.name.begin(), out.name.end(), 0);
+  if (absent(fmt::Column::kDur)) std::fill(out.dur.begin(), out.dur.end(), 0);
+  if (absent(fmt::Column::kFd)) std::fill(out.fd.begin(), out.fd.end(), -1);
+  if (absent(fmt::Column::kPath)) std::fill(out.path.begin(), out.path.end(), 0);
+  if (absent(fmt::Column::kOffset)) std::fill(out.offset.begin(), out.offset.end(), -1);
+  if (absent(fmt::Column::kSize)) std::fill(out.size.begin(), out.size.end(), -1);
+  if (absent(fmt::Column::kRet)) std::fill(out.ret.begin(), out.ret.end(), 0);
+  if (absent(fmt::Column::kErrno)) std::fill(out.err.begin(), out.err.end(), 0);
+  if (absent(fmt::Column::kCtx)) std::fill(out.ctx.begin(), out.ctx.end(), 0);
   const uint8_t* data = c.p;
   const uint8_t* end = p.data() + p.size();
   bool have_ts = false, have_offset = false;

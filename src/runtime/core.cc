@@ -2,6 +2,7 @@
 // environment, start-up, per-thread state, fork, exit and exec.
 #include <dlfcn.h>
 #include <pthread.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -38,7 +39,16 @@ uint64_t env_u64(const char* name, uint64_t dflt) {
   if (end == s) return dflt;
   if (*end == 'k' || *end == 'K') v <<= 10;
   if (*end == 'm' || *end == 'M') v <<= 20;
+  if (*end == 'g' || *end == 'G') v <<= 30;
   return v;
+}
+
+uint64_t env_plain_u64(const char* name, uint64_t dflt) {
+  const char* s = getenv(name);
+  if (!s || !*s) return dflt;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s, &end, 10);
+  return end == s ? dflt : v;
 }
 
 int split_prefixes(const char* list, char (*out)[256], int start) {
@@ -59,12 +69,17 @@ int split_prefixes(const char* list, char (*out)[256], int start) {
   return n;
 }
 
+// True if `layer` is an item of the comma-separated list (case and spaces ignored).
 bool layer_listed(const char* list, const char* layer) {
   size_t n = std::strlen(layer);
-  for (const char* p = list; (p = strcasestr(p, layer)) != nullptr; p += n) {
-    bool start = p == list || p[-1] == ',';
-    bool end = p[n] == '\0' || p[n] == ',';
-    if (start && end) return true;
+  for (const char* p = list; *p;) {
+    while (*p == ' ' || *p == ',') ++p;
+    const char* e = p;
+    while (*e && *e != ',') ++e;
+    const char* t = e;
+    while (t > p && t[-1] == ' ') --t;
+    if (static_cast<size_t>(t - p) == n && strncasecmp(p, layer, n) == 0) return true;
+    p = e;
   }
   return false;
 }
@@ -79,9 +94,10 @@ void read_config() {
   uint64_t pow2 = 16 * sizeof(RawEvent);
   while (pow2 < buf && pow2 < (1ull << 30)) pow2 <<= 1;
   c.buffer_bytes = pow2;
-  c.flush_interval_ms = env_u64("STRATA_FLUSH_INTERVAL_MS", 1000);
+  c.flush_interval_ms = env_plain_u64("STRATA_FLUSH_INTERVAL_MS", 1000);
   if (c.flush_interval_ms == 0) c.flush_interval_ms = 1;
-  c.zstd_level = static_cast<int>(env_u64("STRATA_ZSTD_LEVEL", 1));
+  const char* level = getenv("STRATA_ZSTD_LEVEL");
+  c.zstd_level = level && *level ? static_cast<int>(std::strtol(level, nullptr, 10)) : 1;
   const char* hz = getenv("STRATA_TSC_HZ");
   c.tsc_hz = hz ? std::strtod(hz, nullptr) : 0;
   // Default exclusions: kernel pseudo files and the trace itself.

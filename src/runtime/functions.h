@@ -17,6 +17,12 @@ inline constexpr uint32_t kPathOp = f::kFieldPath | f::kFieldRet | f::kFieldErrn
 inline constexpr uint32_t kSeek = f::kFieldFd | f::kFieldPath | f::kFieldOffset | f::kFieldRet | f::kFieldErrno;
 inline constexpr uint32_t kSized = f::kFieldFd | f::kFieldPath | f::kFieldSize | f::kFieldRet | f::kFieldErrno;
 inline constexpr uint32_t kProc = f::kFieldRet | f::kFieldErrno;
+// Stream calls whose requested size is not known up front (getline, fprintf).
+inline constexpr uint32_t kStreamIo = kIo & ~f::kFieldSize;
+// Mappings named by address: path from the mapping table, no descriptor.
+inline constexpr uint32_t kMapping = f::kFieldPath | f::kFieldSize | f::kFieldRet | f::kFieldErrno;
+// *at calls: a path, or a descriptor with AT_EMPTY_PATH.
+inline constexpr uint32_t kAtOp = kPathOp | f::kFieldFd;
 inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldErrno;
 
 // X(identifier, "recorded name", layer, fields)
@@ -59,9 +65,9 @@ inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldEr
   X(lstat64, "lstat64", POSIX, kPathOp)               \
   X(fstat, "fstat", POSIX, kFdOp)                     \
   X(fstat64, "fstat64", POSIX, kFdOp)                 \
-  X(fstatat, "fstatat", POSIX, kPathOp)               \
-  X(fstatat64, "fstatat64", POSIX, kPathOp)           \
-  X(statx, "statx", POSIX, kPathOp)                   \
+  X(fstatat, "fstatat", POSIX, kAtOp)               \
+  X(fstatat64, "fstatat64", POSIX, kAtOp)           \
+  X(statx, "statx", POSIX, kAtOp)                   \
   X(access, "access", POSIX, kPathOp)                 \
   X(faccessat, "faccessat", POSIX, kPathOp)           \
   X(mkdir, "mkdir", POSIX, kPathOp)                   \
@@ -79,8 +85,8 @@ inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldEr
   X(closedir, "closedir", POSIX, kFdOp)               \
   X(mmap, "mmap", POSIX, kIo)                         \
   X(mmap64, "mmap64", POSIX, kIo)                     \
-  X(munmap, "munmap", POSIX, kSized)                  \
-  X(msync, "msync", POSIX, kSized)                    \
+  X(munmap, "munmap", POSIX, kMapping)                  \
+  X(msync, "msync", POSIX, kMapping)                    \
   X(dup, "dup", POSIX, kFdOp)                         \
   X(dup2, "dup2", POSIX, kFdOp)                       \
   X(dup3, "dup3", POSIX, kFdOp)                       \
@@ -98,8 +104,8 @@ inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldEr
   X(fwrite, "fwrite", STDIO, kIo)                     \
   X(fgets, "fgets", STDIO, kIo)                       \
   X(fputs, "fputs", STDIO, kIo)                       \
-  X(getline, "getline", STDIO, kIo)                   \
-  X(getdelim, "getdelim", STDIO, kIo)                 \
+  X(getline, "getline", STDIO, kStreamIo)                   \
+  X(getdelim, "getdelim", STDIO, kStreamIo)                 \
   X(fseek, "fseek", STDIO, kSeek)                     \
   X(fseeko, "fseeko", STDIO, kSeek)                   \
   X(fseeko64, "fseeko64", STDIO, kSeek)               \
@@ -108,8 +114,8 @@ inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldEr
   X(ftello64, "ftello64", STDIO, kSeek)               \
   X(rewind, "rewind", STDIO, kSeek)                   \
   X(fflush, "fflush", STDIO, kFdOp)                   \
-  X(fprintf, "fprintf", STDIO, kIo)                   \
-  X(vfprintf, "vfprintf", STDIO, kIo)                 \
+  X(fprintf, "fprintf", STDIO, kStreamIo)                   \
+  X(vfprintf, "vfprintf", STDIO, kStreamIo)                 \
   X(fork, "fork", PROC, kProc)                        \
   X(posix_spawn, "posix_spawn", PROC, kProcPath)      \
   X(posix_spawnp, "posix_spawnp", PROC, kProcPath)    \

@@ -232,6 +232,20 @@ auto readdir_op(Fn fn, DIR* d, Call call) {
   return r;
 }
 
+// posix_fallocate returns an error number and leaves errno alone: the event
+// records ret -1 with that number as errno, the caller gets what libc returned.
+template <class Call>
+int fallocate_op(Fn fn, int fd, off64_t off, off64_t len, Call call) {
+  IoScope s(fn, P);
+  int r = call();
+  if (!s.on()) return r;
+  s.stop_with(r);
+  uint32_t path = fd_path(fd);
+  if (path == 0) s.skip();
+  else s.record(fd, path, off, len, r == 0 ? 0 : -1);
+  return r;
+}
+
 }  // namespace
 
 extern "C" {
@@ -377,12 +391,11 @@ int fallocate(int fd, int mode, off_t off, off_t len) {
 int fallocate64(int fd, int mode, off64_t off, off64_t len) {
   return fd_io(Fn::fallocate64, P, fd, off, len, [&] { return REAL(fallocate64)(fd, mode, off, len); });
 }
-// posix_fallocate returns an error number instead of setting errno.
 int posix_fallocate(int fd, off_t off, off_t len) {
-  return fd_io(Fn::posix_fallocate, P, fd, off, len, [&] { return -REAL(posix_fallocate)(fd, off, len); }) * -1;
+  return fallocate_op(Fn::posix_fallocate, fd, off, len, [&] { return REAL(posix_fallocate)(fd, off, len); });
 }
 int posix_fallocate64(int fd, off64_t off, off64_t len) {
-  return fd_io(Fn::posix_fallocate64, P, fd, off, len, [&] { return -REAL(posix_fallocate64)(fd, off, len); }) * -1;
+  return fallocate_op(Fn::posix_fallocate64, fd, off, len, [&] { return REAL(posix_fallocate64)(fd, off, len); });
 }
 
 int stat(const char* path, struct stat* st) {

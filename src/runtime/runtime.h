@@ -154,6 +154,11 @@ class IoScope {
     t1_ = now_ticks();
     err_ = failed ? errno : 0;
   }
+  // For calls that return an error number instead of setting errno.
+  void stop_with(int error_number) {
+    t1_ = now_ticks();
+    err_ = error_number;
+  }
   // Records the call. errno is as the real call left it: the only runtime code
   // between stop() and here that can change errno (resolving an unknown
   // descriptor) restores it itself.

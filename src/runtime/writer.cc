@@ -148,6 +148,15 @@ bool open_file() {
   return true;
 }
 
+constexpr size_t kDictBlockBytes = 4u << 20;
+
+// A DICT block could not be written: emit everything again next time (ids
+// repeat harmlessly; readers take the last definition, which is the same).
+bool fail_dict() {
+  w.emitted_strings = w.emitted_names = w.emitted_contexts = w.emitted_metadata = 0;
+  return false;
+}
+
 // Emits DICT entries published since the last call. Returns false if the
 // block could not be written (the entries will be emitted again next time).
 bool emit_dict() {
@@ -157,43 +166,56 @@ bool emit_dict() {
   uint32_t nctx = g.contexts.published();
   uint32_t nnames = g.names.published();
   uint32_t nstr = g.strings.published();
-  if (nmeta == w.emitted_metadata && nctx == w.emitted_contexts && nnames == w.emitted_names &&
-      nstr == w.emitted_strings)
-    return true;
   fmt::ByteSink& out = *w.payload;
-  out.clear();
   uint32_t count = 0;
-  for (uint32_t id = w.emitted_strings + 1; id <= nstr; ++id, ++count) {
+  // Writes what `out` holds as one block once it is large (readers cap a
+  // block's payload), or when `last` says the entries are all there.
+  auto cut = [&](bool last) {
+    if (count == 0 || (!last && out.size() < kDictBlockBytes)) return true;
+    bool ok = write_block(fmt::BlockType::kDict, count, true);
+    out.clear();
+    count = 0;
+    return ok;
+  };
+  out.clear();
+  while (w.emitted_strings < nstr) {
+    uint32_t id = ++w.emitted_strings;
     const Interner::Entry& e = g.strings.get(id);
     fmt::dict_string(out, id, std::string_view(e.data, e.len));
+    ++count;
+    if (!cut(false)) return fail_dict();
   }
-  for (uint32_t id = w.emitted_names + 1; id <= nnames; ++id, ++count) {
+  while (w.emitted_names < nnames) {
+    uint32_t id = ++w.emitted_names;
     const Interner::Entry& e = g.names.get(id);
     uint32_t sids[2];
     std::memcpy(sids, e.data, sizeof(sids));
     fmt::dict_name(out, id, sids[0], sids[1], e.aux & 0xffffff, static_cast<fmt::EventKind>(e.aux >> 24));
+    ++count;
+    if (!cut(false)) return fail_dict();
   }
-  for (uint32_t id = w.emitted_contexts + 1; id <= nctx; ++id, ++count) {
+  while (w.emitted_contexts < nctx) {
+    uint32_t id = ++w.emitted_contexts;
     const Interner::Entry& e = g.contexts.get(id);
     size_t n = e.len / sizeof(TagSlot);
     fmt::TagEntry tags[kMaxTags];
     for (size_t i = 0; i < n && i < kMaxTags; ++i) {
-      TagSlot s;
-      std::memcpy(&s, e.data + i * sizeof(TagSlot), sizeof(s));
-      tags[i] = {s.key_sid, s.is_int != 0, s.value};
+      TagSlot t;
+      std::memcpy(&t, e.data + i * sizeof(TagSlot), sizeof(t));
+      tags[i] = {t.key_sid, t.is_int != 0, t.value};
     }
     fmt::dict_context(out, id, tags, n);
+    ++count;
+    if (!cut(false)) return fail_dict();
   }
-  for (uint32_t id = w.emitted_metadata + 1; id <= nmeta; ++id, ++count) {
+  while (w.emitted_metadata < nmeta) {
+    uint32_t id = ++w.emitted_metadata;
     uint32_t kv[2];
     std::memcpy(kv, g.metadata.get(id).data, sizeof(kv));
     fmt::dict_metadata(out, id, kv[0], kv[1]);
+    ++count;
   }
-  if (!write_block(fmt::BlockType::kDict, count, true)) return false;
-  w.emitted_metadata = nmeta;
-  w.emitted_strings = nstr;
-  w.emitted_names = nnames;
-  w.emitted_contexts = nctx;
+  if (!cut(true)) return fail_dict();
   return true;
 }
 

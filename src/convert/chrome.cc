@@ -53,8 +53,10 @@ uint64_t write_chrome(const std::string& trace, const std::string& out_path) {
     };
     const reader::ProcessInfo* proc = nullptr;
     Visitor v;
+    int64_t shift = 0;  // host monotonic ns -> trace ns, per file
     v.begin_file = [&](const reader::FileReader& f) {
       proc = &f.process();
+      shift = tr.to_trace_ns(*proc, 0);
       begin();
       j.raw("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
       j.i64(proc->pid);
@@ -97,7 +99,7 @@ uint64_t write_chrome(const std::string& trace, const std::string& out_path) {
       j.raw(",\"tid\":");
       j.u64(b.tid);
       j.raw(",\"ts\":");
-      j.micros(tr.to_trace_ns(*proc, b.ts[i]));
+      j.micros(static_cast<int64_t>(b.ts[i]) + shift);
       if (ph[0] == 'X') {
         j.raw(",\"dur\":");
         j.micros(static_cast<int64_t>(b.dur[i]));

@@ -13,8 +13,12 @@ uint64_t write_json_lines(const std::string& trace, FILE* out) {
   JsonOut j(sink);
   uint64_t n = 0;
   const reader::ProcessInfo* proc = nullptr;
+  int64_t shift = 0;  // host monotonic ns -> trace ns, per file
   Visitor v;
-  v.begin_file = [&](const reader::FileReader& f) { proc = &f.process(); };
+  v.begin_file = [&](const reader::FileReader& f) {
+    proc = &f.process();
+    shift = tr.to_trace_ns(*proc, 0);
+  };
   v.event = [&](const EventRef& e) {
     const auto& b = e.batch;
     size_t i = e.i;
@@ -29,7 +33,7 @@ uint64_t write_json_lines(const std::string& trace, FILE* out) {
     j.raw(",\"tid\":");
     j.u64(b.tid);
     j.raw(",\"ts\":");
-    j.i64(tr.to_trace_ns(*proc, b.ts[i]));
+    j.i64(static_cast<int64_t>(b.ts[i]) + shift);
     j.raw(",\"dur\":");
     j.u64(b.dur[i]);
     uint32_t f = nm.fields;

@@ -34,8 +34,14 @@ class JsonOut {
   void raw(std::string_view s) { buf_.append(s); }
   void ch(char c) { buf_.push_back(c); }
   void str(std::string_view s);  // quoted and escaped
-  void i64(int64_t v) { fmt::format_to(std::back_inserter(buf_), "{}", v); }
-  void u64(uint64_t v) { fmt::format_to(std::back_inserter(buf_), "{}", v); }
+  void i64(int64_t v) {
+    fmt::format_int f(v);
+    buf_.append(f.data(), f.size());
+  }
+  void u64(uint64_t v) {
+    fmt::format_int f(v);
+    buf_.append(f.data(), f.size());
+  }
   // Microseconds with three decimals from ns (Chrome trace time unit).
   void micros(int64_t ns);
   void key(std::string_view k) {

@@ -100,8 +100,8 @@ enum Field : uint32_t {
 // holds exactly `count` values (count is in the block header).
 enum class Column : uint8_t {
   kName = 1,    // varint name id
-  // Times (ts, dur, base_ts) are in the file's clock ticks: ns, or TSC cycles
-  // when the PROCESS block's tick_q32 is not 0 (ns = start_mono_ns +
+  // Times (ts, dur, base_ts) are in the file's clock ticks: ns, or TSC-based
+  // ticks (the runtime uses 8 cycles) when the PROCESS block's tick_q32 is not 0 (ns = start_mono_ns +
   // ((ticks - start_ticks) * tick_q32 >> 32)).
   kTs = 2,      // zigzag varint: start ticks minus the previous event's end (start + dur); first: minus base_ts
   kDur = 3,     // varint ticks

@@ -14,24 +14,11 @@ namespace fmtf = strata::format;
 
 namespace {
 
+// Chrome args: the layer, then the event's fields.
 void write_args(JsonOut& j, const EventRef& e) {
-  const auto& b = e.batch;
-  size_t i = e.i;
-  uint32_t f = e.name().fields;
-  const auto& dict = e.file.dict();
-  j.raw(",\"args\":{");
-  bool first = true;
-  auto sep = [&] {
-    if (!first) j.ch(',');
-    first = false;
-  };
-  if ((f & fmtf::kFieldPath) && b.path[i]) { sep(); j.key("path"); j.str(dict.str(b.path[i])); }
-  if (f & fmtf::kFieldFd) { sep(); j.key("fd"); j.i64(b.fd[i]); }
-  if (f & fmtf::kFieldOffset) { sep(); j.key("offset"); j.i64(b.offset[i]); }
-  if (f & fmtf::kFieldSize) { sep(); j.key("size"); j.i64(b.size[i]); }
-  if (f & fmtf::kFieldRet) { sep(); j.key("ret"); j.i64(b.ret[i]); }
-  if ((f & fmtf::kFieldErrno) && b.err[i]) { sep(); j.key("errno"); j.i64(b.err[i]); }
-  if (b.ctx[i]) { sep(); j.key("tags"); j.ch('{'); write_tags(j, dict, b.ctx[i]); j.ch('}'); }
+  j.raw(",\"args\":{\"layer\":");
+  j.str(e.name().category);
+  write_fields(j, e);
   j.ch('}');
 }
 

@@ -30,4 +30,8 @@ void visit_trace(const std::string& path, const Visitor& v);
 class JsonOut;
 void write_tags(JsonOut& out, const reader::Dictionary& dict, uint32_t ctx);
 
+// Writes the fields that apply to the event's function, each as ,"key":value
+// (path, fd, offset, size, value, ret, errno when set, tags when any).
+void write_fields(JsonOut& out, const EventRef& e);
+
 }  // namespace strata::convert

@@ -306,11 +306,11 @@ def iterate(iterable, name="iterate", tag="step", cat="app", start=0):
                     _b(tag) if tag else None, start)
 
 
-def read_trace(path, tags=True):
+def read_trace(path, tags=True, threads=0):
     """Reads a trace (directory or file) into a pandas DataFrame, one row per
     event. See strata._frame.read_trace."""
     from ._frame import read_trace as _rt
-    return _rt(path, tags=tags)
+    return _rt(path, tags=tags, threads=threads)
 
 
 def trace_info(path):

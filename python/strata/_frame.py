@@ -116,71 +116,19 @@ def _from_codes_has_validate():
     return _fc_validate
 
 
-def _unique_codes(strings):
-    """strings (list, by table id) -> (unique sorted categories, int32 map id->code)."""
-    if not strings:
-        return [], np.zeros(0, dtype=np.int32)
-    cats, inv = np.unique(np.asarray(strings, dtype=object), return_inverse=True)
-    return list(cats), inv.astype(np.int32)
-
-
-def tag_columns(contexts, ctx_codes, keys=None):
-    """Tag columns for events whose shared context ids are ctx_codes.
-    keys: list of (key, is_int) to produce (all keys seen when None)."""
+def frame(cols, keys=None, tags=True):
+    """Builds the DataFrame from the native module's columns (no copy of the
+    numeric columns). keys: list of (key, is_int) that must all be present
+    (missing ones become all-NA columns), so that partitions share one schema."""
     import pandas as pd
-    nctx = len(contexts)
-    if keys is None:
-        seen = {}
-        for tags in contexts:
-            for k, v in tags:
-                is_int = not isinstance(v, str)
-                seen[k] = seen.get(k, True) and is_int
-        keys = list(seen.items())
-    cols = {}
-    for key, is_int in keys:
-        if is_int:
-            vals = np.zeros(nctx, dtype=np.int64)
-            mask = np.ones(nctx, dtype=bool)
-            for i, tags in enumerate(contexts):
-                for k, v in tags:
-                    if k == key:
-                        vals[i] = v
-                        mask[i] = False
-            cols[key] = pd.arrays.IntegerArray(vals[ctx_codes], mask[ctx_codes])
-        else:
-            strs = {}
-            codes = np.full(nctx, -1, dtype=np.int32)
-            for i, tags in enumerate(contexts):
-                for k, v in tags:
-                    if k == key:
-                        codes[i] = strs.setdefault(str(v), len(strs))
-            cats = list(strs)
-            cols[key] = _categorical(codes[ctx_codes], cats)
-    return cols
-
-
-def frame(cols, procs, keys=None, tags=True):
-    """Builds the DataFrame from the native module's columns. procs: the scan
-    dicts of the files read, in the order given to _reader.read."""
-    import pandas as pd
-    names = cols["names"]
-    name_codes = cols["name"]
-    n_cat, n_map = _unique_codes([nm for nm, _, _, _ in names])
-    c_cat, c_map = _unique_codes([ct for _, ct, _, _ in names])
-    k_map = np.asarray([k for _, _, k, _ in names], dtype=np.int32) if names else np.zeros(0, np.int32)
-    # -1 (unknown name id) stays -1: index with a sentinel slot at the end.
-    n_map = np.append(n_map, -1).astype(np.int32)
-    c_map = np.append(c_map, -1).astype(np.int32)
-    k_map = np.append(k_map, -1).astype(np.int32)
-    pids = np.asarray([p["pid"] for p in procs], dtype=np.int64)
     data = {
-        "pid": pids[cols["proc"]] if len(pids) else np.zeros(0, np.int64),
+        "pid": cols["pid"],
         "tid": cols["tid"],
         "ts": cols["ts"],
         "dur": cols["dur"],
-        "cat": _categorical(c_map[name_codes], c_cat),
-        "name": _categorical(n_map[name_codes], n_cat),
-        "kind": _categorical(k_map[name_codes], KINDS),
+        "cat": _categorical(cols["cat"], list(cols["cats"])),
+        "name": _categorical(cols["name"], list(cols["names"])),
+        "kind": _categorical(cols["kind"], KINDS),
         "path": _categorical(cols["path"], list(cols["paths"])),
         "fd": cols["fd"],
         "offset": cols["offset"],
@@ -189,16 +137,34 @@ def frame(cols, procs, keys=None, tags=True):
         "err": cols["err"],
     }
     if tags:
-        for k, v in tag_columns(cols["contexts"], cols["ctx"], keys).items():
-            data[("tag_" + k) if k in data else k] = v
+        n = len(cols["ts"])
+        have = {}
+        for key, is_int, vals, mask, cats in cols["tags"]:
+            have[key] = (is_int, vals, mask, cats)
+        order = [k for k, _ in keys] if keys is not None else list(have)
+        want = dict(keys) if keys is not None else {k: v[0] for k, v in have.items()}
+        for key in order:
+            col = ("tag_" + key) if key in data else key
+            is_int = want[key]
+            if key in have and have[key][0] == is_int:
+                _, vals, mask, cats = have[key]
+                data[col] = pd.arrays.IntegerArray(vals, mask) if is_int else _categorical(vals, list(cats))
+            elif key in have:   # int here, str elsewhere: as strings
+                _, vals, mask, _ = have[key]
+                strs = pd.arrays.IntegerArray(vals, mask).astype(str)
+                data[col] = pd.Categorical(pd.Series(strs).where(~mask, None))
+            elif is_int:
+                data[col] = pd.arrays.IntegerArray(np.zeros(n, np.int64), np.ones(n, bool))
+            else:
+                data[col] = _categorical(np.full(n, -1, np.int32), [])
     return pd.DataFrame(data, copy=False)
 
 
-def read_trace(path, tags=True):
+def read_trace(path, tags=True, threads=0):
     """A strata trace (directory or one .strata file) as a pandas DataFrame,
-    one row per event, sorted by file then thread block order (not by ts)."""
+    one row per event, in file then block order (not sorted by ts). Files are
+    decoded in parallel (threads: 0 = one per core)."""
     native = _load_native()
     procs = native.scan(os.fspath(path), False)
-    specs = [native.FileSpec(p["file"], p["ts_offset"]) for p in procs]
-    cols = native.read(specs)
-    return frame(cols, procs, None, tags)
+    specs = [native.FileSpec(p["file"], p["ts_offset"], 0, -1, -1, p["pid"]) for p in procs]
+    return frame(native.read(specs, threads), None, tags)

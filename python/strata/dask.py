@@ -23,16 +23,17 @@ from . import _frame
 DEFAULT_EVENTS_PER_PARTITION = 2_000_000
 
 
-def _partition_frame(spec, proc, keys, tags):
-    # spec: (file, ts_offset, first_block, nblocks), plain data so that workers
-    # need nothing but the strata package to unpickle the task.
+def _partition_frame(spec, keys, tags):
+    # spec: (file, ts_offset, first_block, nblocks, events, pid), plain data so
+    # that workers need nothing but the strata package to unpickle the task.
     native = _frame._load_native()
-    cols = native.read([native.FileSpec(*spec)])
-    return _partition_frame_from_cols(cols, [proc], keys, tags)
+    cols = native.read([native.FileSpec(*spec)], 1)
+    return _partition_frame_from_cols(cols, keys, tags)
 
 
 def plan(path, events_per_partition=DEFAULT_EVENTS_PER_PARTITION):
-    """(file specs, process dicts, tag keys): one spec per partition."""
+    """(partition specs, process dicts, tag keys): one spec per partition,
+    (file, ts_offset, first_block, nblocks, events, pid)."""
     native = _frame._load_native()
     procs = native.scan(os.fspath(path), True)
     keys = {}
@@ -46,18 +47,11 @@ def plan(path, events_per_partition=DEFAULT_EVENTS_PER_PARTITION):
         for b, n in enumerate(counts):
             acc += int(n)
             if acc >= events_per_partition:
-                parts.append(((p["file"], p["ts_offset"], first, b + 1 - first), p))
+                parts.append((p["file"], p["ts_offset"], first, b + 1 - first, acc, p["pid"]))
                 first, acc = b + 1, 0
         if acc > 0 or (first == 0 and len(counts) == 0):
-            parts.append(((p["file"], p["ts_offset"], first, -1), p))
-    procs = [_plain(p) for p in procs]
-    parts = [(spec, _plain(p)) for spec, p in parts]
+            parts.append((p["file"], p["ts_offset"], first, -1, acc, p["pid"]))
     return parts, procs, sorted(keys.items())
-
-
-def _plain(proc):
-    """Process dict without numpy members (small, cheap to ship to workers)."""
-    return {k: v for k, v in proc.items() if k != "block_events"}
 
 
 def read_trace(path, events_per_partition=DEFAULT_EVENTS_PER_PARTITION, tags=True):
@@ -66,16 +60,15 @@ def read_trace(path, events_per_partition=DEFAULT_EVENTS_PER_PARTITION, tags=Tru
     import dask
     import dask.dataframe as dd
     parts, procs, keys = plan(path, events_per_partition)
-    empty = _frame._load_native().read([])
-    meta = _partition_frame_from_cols(empty, procs[:1] or [{"pid": 0}], keys, tags)
-    pieces = [dask.delayed(_partition_frame)(spec, proc, keys, tags) for spec, proc in parts]
+    meta = _partition_frame_from_cols(_frame._load_native().read([]), keys, tags)
+    pieces = [dask.delayed(_partition_frame)(spec, keys, tags) for spec in parts]
     if not pieces:
         return dd.from_pandas(meta, npartitions=1)
     return dd.from_delayed(pieces, meta=meta, verify_meta=False)
 
 
-def _partition_frame_from_cols(cols, procs, keys, tags):
-    df = _frame.frame(cols, procs, keys if tags else None, tags)
+def _partition_frame_from_cols(cols, keys, tags):
+    df = _frame.frame(cols, keys if tags else None, tags)
     for c in ("cat", "name", "kind", "path"):
         df[c] = df[c].astype(object)
     for key, is_int in (keys if tags else []):

@@ -33,6 +33,7 @@ STRATA_REAL_DECL(__fgets_chk);
 STRATA_REAL_DECL(fputs);
 STRATA_REAL_DECL(getline);
 STRATA_REAL_DECL(getdelim);
+STRATA_REAL_DECL(__getdelim);
 STRATA_REAL_DECL(fseek);
 STRATA_REAL_DECL(fseeko);
 STRATA_REAL_DECL(fseeko64);
@@ -199,6 +200,12 @@ ssize_t getline(char** line, size_t* n, FILE* fp) {
 }
 ssize_t getdelim(char** line, size_t* n, int delim, FILE* fp) {
   return stream_io(Fn::getdelim, fp, -1, [&] { return static_cast<int64_t>(REAL(getdelim)(line, n, delim, fp)); });
+}
+// glibc's <bits/stdio.h> inlines getline() into __getdelim(..., '\n', ...) when
+// compiling with optimisation, so most C programs reach getline this way.
+ssize_t __getdelim(char** line, size_t* n, int delim, FILE* fp) {
+  return stream_io(delim == '\n' ? Fn::getline : Fn::getdelim, fp, -1,
+                   [&] { return static_cast<int64_t>(REAL(__getdelim)(line, n, delim, fp)); });
 }
 
 int fseek(FILE* fp, long off, int whence) {

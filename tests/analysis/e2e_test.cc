@@ -1,0 +1,990 @@
+// End-to-end tests of `strata analyze` (issue 3, "Tests"): the known workloads
+// of programs/e2e_workload.c run under the real `strata run`, and the real
+// `strata analyze` reads the trace. Every expected number below is derived by
+// hand from the calls the workload makes (see the comments next to each
+// assertion); the Darshan rules are those of docs/analysis.md (Darshan 3.5's
+// lib/darshan-posix.c): SEQ when offset > last byte accessed, CONSEC when
+// offset == last byte + 1, last byte reset to 0 by open/close, so the first
+// access at offset 0 after an open is neither; stride = offset - last - 1 when
+// offset > last and last != 0, else 0; zero strides/sizes are never reported.
+#include <set>
+#include <thread>
+
+#include "analysis/counters.h"
+#include "e2e_harness.h"
+
+namespace {
+
+using namespace e2e;
+namespace c = strata::counters;
+
+// Counters not asserted against a value in every record:
+// - POSIX_MODE: strata's trace format does not record open's mode argument,
+//   so the analyzer reports 0 where Darshan reports the mode of an O_CREAT
+//   open (0644 -> 420 in "mixed"); a known gap, reported, not asserted.
+// - *_FASTEST_RANK*, *_SLOWEST_RANK*: Darshan's MPI shared-record reduction;
+//   these jobs are not MPI.
+// - POSIX_MAX_READ_TIME_SIZE / POSIX_MAX_WRITE_TIME_SIZE: the size of the
+//   slowest call, a timing outcome; asserted only where every access of the
+//   record has the same size (then it is that size), else checked to be one
+//   of the sizes used.
+const std::set<std::string> kPosixNotAsserted = {"POSIX_MODE", "POSIX_FASTEST_RANK", "POSIX_FASTEST_RANK_BYTES",
+                                                 "POSIX_SLOWEST_RANK", "POSIX_SLOWEST_RANK_BYTES"};
+const std::set<std::string> kStdioNotAsserted = {"STDIO_FASTEST_RANK", "STDIO_FASTEST_RANK_BYTES",
+                                                 "STDIO_SLOWEST_RANK", "STDIO_SLOWEST_RANK_BYTES"};
+
+// Checks EVERY integer counter of a POSIX record: those in `want` have the
+// given value, POSIX_MEM_ALIGNMENT is 8 and POSIX_FILE_ALIGNMENT 4096 (the
+// engine's defaults), kPosixNotAsserted and `skip` are not checked, every
+// other counter is 0. All 69 counters and 17 _F_ counters must be present.
+void expect_posix(const DarshanRecord* r, std::map<std::string, int64_t> want, std::set<std::string> skip = {}) {
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->c.size(), static_cast<size_t>(c::POSIX_NUM_INDICES)) << r->file;
+  EXPECT_EQ(r->f.size(), static_cast<size_t>(c::POSIX_F_NUM_INDICES)) << r->file;
+  if (!want.count("POSIX_MEM_ALIGNMENT")) want["POSIX_MEM_ALIGNMENT"] = 8;
+  if (!want.count("POSIX_FILE_ALIGNMENT")) want["POSIX_FILE_ALIGNMENT"] = 4096;
+  for (auto& [k, v] : want) {
+    bool known = false;
+    for (int i = 0; i < c::POSIX_NUM_INDICES; ++i) known = known || k == c::kPosixCounterNames[i];
+    EXPECT_TRUE(known) << "test names an unknown counter " << k;
+  }
+  for (int i = 0; i < c::POSIX_NUM_INDICES; ++i) {
+    const std::string name = c::kPosixCounterNames[i];
+    auto it = r->c.find(name);
+    if (it == r->c.end()) {
+      ADD_FAILURE() << name << " missing for " << r->file;
+      continue;
+    }
+    if (kPosixNotAsserted.count(name) || skip.count(name)) continue;
+    const int64_t expect = want.count(name) ? want[name] : 0;
+    EXPECT_EQ(it->second, expect) << name << " of " << r->file << " (rank " << r->rank << ")";
+  }
+}
+
+void expect_stdio(const DarshanRecord* r, std::map<std::string, int64_t> want) {
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->c.size(), static_cast<size_t>(c::STDIO_NUM_INDICES)) << r->file;
+  EXPECT_EQ(r->f.size(), static_cast<size_t>(c::STDIO_F_NUM_INDICES)) << r->file;
+  for (int i = 0; i < c::STDIO_NUM_INDICES; ++i) {
+    const std::string name = c::kStdioCounterNames[i];
+    auto it = r->c.find(name);
+    if (it == r->c.end()) {
+      ADD_FAILURE() << name << " missing for " << r->file;
+      continue;
+    }
+    if (kStdioNotAsserted.count(name)) continue;
+    EXPECT_EQ(it->second, want.count(name) ? want[name] : 0) << name << " of " << r->file;
+  }
+}
+
+const DarshanRecord* only(const Darshan& d, const std::string& module, const std::string& file) {
+  auto v = d.of(module, file);
+  EXPECT_EQ(v.size(), 1u) << module << " records of " << file;
+  return v.empty() ? nullptr : v[0];
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string o;
+  for (auto& s : v) o += (o.empty() ? "" : " | ") + s;
+  return o;
+}
+
+#define RUN_OK(trace, ...)                                   \
+  do {                                                       \
+    RunResult rr_ = trace_workload(trace, __VA_ARGS__);      \
+    ASSERT_EQ(rr_.code, 0) << describe(rr_);                 \
+  } while (0)
+
+// ---- 1. known single-file workloads ---------------------------------------------
+
+// N = 32 sequential read(4096) of a 32*4096-byte file, no EOF read.
+TEST(AnalyzeE2E, SequentialReads) {
+  TempDir t;
+  const std::string f = t.sub("seq.dat");
+  make_file(f, 32 * 4096);
+  RUN_OK(t.sub("trace"), {"seq", f, "32"});
+
+  Darshan d = analyze_darshan(t.sub("trace"));
+  EXPECT_EQ(d.header["nprocs"], "1");
+  expect_posix(only(d, "POSIX", f), {
+      {"POSIX_OPENS", 1},
+      {"POSIX_READS", 32},
+      {"POSIX_BYTES_READ", 32 * 4096},
+      {"POSIX_MAX_BYTE_READ", 32 * 4096 - 1},
+      // read k (k >= 2) starts at (k-1)*4096 == last byte + 1: both SEQ and
+      // CONSEC; read 1 at offset 0 right after open is neither.
+      {"POSIX_SEQ_READS", 31},
+      {"POSIX_CONSEC_READS", 31},
+      {"POSIX_SIZE_READ_1K_10K", 32},  // 4096 in [1025, 10240]
+      {"POSIX_ACCESS1_ACCESS", 4096},
+      {"POSIX_ACCESS1_COUNT", 32},
+      {"POSIX_MAX_READ_TIME_SIZE", 4096},  // every read is 4096 B
+      // every stride is 0 (never reported): STRIDE1..4 stay 0
+  });
+  EXPECT_TRUE(d.of("STDIO", f).empty());
+
+  auto j = analyze_json(t.sub("trace"));
+  EXPECT_TRUE(strings(j->root, "warnings").empty()) << join(strings(j->root, "warnings"));
+  simdjson::dom::element s = j->root["summary"];
+  EXPECT_EQ(I(s, "processes"), 1);
+  EXPECT_EQ(I(s, "bytes_read"), 32 * 4096);
+  EXPECT_EQ(I(s, "bytes_written"), 0);
+  EXPECT_EQ(func_count(*j, "POSIX", {"read"}), 32);
+  EXPECT_EQ(func_count(*j, "POSIX", {"open", "open64"}), 1);
+  EXPECT_EQ(func_count(*j, "POSIX", {"close"}), 1);
+  auto fe = file_entry(*j, f);
+  EXPECT_EQ(I(fe, "reads"), 32);
+  EXPECT_EQ(I(fe, "opens"), 1);
+  EXPECT_EQ(I(fe, "bytes_read"), 131072);
+  EXPECT_EQ(I(fe, "extent"), 131072);
+  EXPECT_EQ(S(fe, "access"), "read-only");
+  EXPECT_EQ(S(fe, "pattern"), "sequential");  // SEQ / (READS - 1) = 31/31
+  EXPECT_EQ(S(fe, "read_extent"), "whole");
+  EXPECT_DOUBLE_EQ(D(fe, "reread"), 1.0);
+  EXPECT_EQ(I(fe, "processes"), 1);
+  EXPECT_FALSE(B(fe, "shared"));
+  for (auto fn : j->root["functions"].get_array())
+    if (S(fn, "name") == "read") {
+      simdjson::dom::element sz = fn["size"];
+      EXPECT_EQ(I(sz, "min"), 4096);
+      EXPECT_EQ(I(sz, "median"), 4096);
+      EXPECT_EQ(I(sz, "max"), 4096);
+    }
+}
+
+// Nine preads (offset, size), last bytes and strides worked out:
+//   #  off    size  last before  SEQ CONSEC stride  last after  aligned
+//   1  0      4096  0            -   -      0       4095        yes
+//   2  8192   4096  4095         Y   -      4096    12287       yes
+//   3  20480  4096  12287        Y   -      8192    24575       yes
+//   4  4096   8192  24575        -   -      0       12287       yes
+//   5  12288  8192  12287        Y   Y      0       20479       yes
+//   6  32768  4096  20479        Y   -      12288   36863       yes
+//   7  40960  4096  36863        Y   -      4096    45055       yes
+//   8  1000   100   45055        -   -      0       1099        no
+//   9  1100   100   1099         Y   Y      0       1199        no (buffer at an odd address too)
+TEST(AnalyzeE2E, RandomSmallAndUnalignedPreads) {
+  TempDir t;
+  const std::string f = t.sub("rand.dat");
+  make_file(f, 65536);
+  RUN_OK(t.sub("trace"), {"rand", f});
+
+  Darshan d = analyze_darshan(t.sub("trace"));
+  const DarshanRecord* r = only(d, "POSIX", f);
+  expect_posix(r,
+               {
+                   {"POSIX_OPENS", 1},
+                   {"POSIX_READS", 9},
+                   {"POSIX_BYTES_READ", 5 * 4096 + 2 * 8192 + 2 * 100},  // 37064
+                   {"POSIX_MAX_BYTE_READ", 45055},
+                   {"POSIX_SEQ_READS", 6},
+                   {"POSIX_CONSEC_READS", 2},
+                   {"POSIX_FILE_NOT_ALIGNED", 2},  // offsets 1000 and 1100 % 4096 != 0
+                   // strata records no buffer addresses: 0 (docs/analysis.md);
+                   // Darshan would count read 9 here.
+                   {"POSIX_MEM_NOT_ALIGNED", 0},
+                   {"POSIX_SIZE_READ_0_100", 2},   // 100 < 101
+                   {"POSIX_SIZE_READ_1K_10K", 7},  // 4096 x5, 8192 x2
+                   // sizes: 4096 x5, 8192 x2, 100 x2 (ties: larger value first)
+                   {"POSIX_ACCESS1_ACCESS", 4096},
+                   {"POSIX_ACCESS1_COUNT", 5},
+                   {"POSIX_ACCESS2_ACCESS", 8192},
+                   {"POSIX_ACCESS2_COUNT", 2},
+                   {"POSIX_ACCESS3_ACCESS", 100},
+                   {"POSIX_ACCESS3_COUNT", 2},
+                   // non-zero strides: 4096 x2, 8192 x1, 12288 x1
+                   {"POSIX_STRIDE1_STRIDE", 4096},
+                   {"POSIX_STRIDE1_COUNT", 2},
+                   {"POSIX_STRIDE2_STRIDE", 12288},
+                   {"POSIX_STRIDE2_COUNT", 1},
+                   {"POSIX_STRIDE3_STRIDE", 8192},
+                   {"POSIX_STRIDE3_COUNT", 1},
+               },
+               {"POSIX_MAX_READ_TIME_SIZE"});
+  if (r) {
+    const int64_t m = r->c.at("POSIX_MAX_READ_TIME_SIZE");
+    EXPECT_TRUE(m == 4096 || m == 8192 || m == 100) << m;
+  }
+
+  auto j = analyze_json(t.sub("trace"));
+  EXPECT_EQ(func_count(*j, "POSIX", {"pread", "pread64"}), 9);
+  auto fe = file_entry(*j, f);
+  EXPECT_EQ(I(fe, "reads"), 9);
+  EXPECT_EQ(I(fe, "bytes_read"), 37064);
+  EXPECT_EQ(I(fe, "extent"), 45056);  // max(offset + size)
+  // SEQ / (READS - 1) = 6/8 = 0.75: between 0.2 and 0.8
+  EXPECT_EQ(S(fe, "pattern"), "mixed");
+  // bytes covered: [0,24576) + [32768,36864) + [40960,45056) = 32768 of 45056 (73%)
+  EXPECT_EQ(S(fe, "read_extent"), "partial");
+  // 37064 / 45056 = 0.8226207...; the JSON prints doubles with 6 significant digits.
+  EXPECT_NEAR(D(fe, "reread"), 37064.0 / 45056.0, 1e-6);
+}
+
+// writes, seeks, a read, fstat + stat, fsync + fdatasync on one descriptor:
+//   w1 @0 4096 (neither)  w2 @4096 4096 (SEQ+CONSEC write)  lseek 0
+//   r1 @0 4096 (neither; switch W->R)  lseek 4096
+//   w3 @4096 4096 (last written byte 8191: not SEQ; switch R->W)
+TEST(AnalyzeE2E, ReadWriteSwitchesSeeksStatsSyncs) {
+  TempDir t;
+  const std::string f = t.sub("mixed.dat");
+  RUN_OK(t.sub("trace"), {"mixed", f});
+
+  Darshan d = analyze_darshan(t.sub("trace"));
+  expect_posix(only(d, "POSIX", f), {
+      {"POSIX_OPENS", 1},
+      {"POSIX_READS", 1},
+      {"POSIX_WRITES", 3},
+      {"POSIX_SEEKS", 2},
+      {"POSIX_STATS", 2},  // fstat + stat (glibc >= 2.33 symbols; Darshan misses them)
+      {"POSIX_FSYNCS", 1},
+      {"POSIX_FDSYNCS", 1},
+      {"POSIX_BYTES_READ", 4096},
+      {"POSIX_BYTES_WRITTEN", 3 * 4096},
+      {"POSIX_MAX_BYTE_READ", 4095},
+      {"POSIX_MAX_BYTE_WRITTEN", 8191},
+      {"POSIX_SEQ_WRITES", 1},
+      {"POSIX_CONSEC_WRITES", 1},
+      {"POSIX_RW_SWITCHES", 2},
+      {"POSIX_SIZE_READ_1K_10K", 1},
+      {"POSIX_SIZE_WRITE_1K_10K", 3},
+      {"POSIX_ACCESS1_ACCESS", 4096},  // reads and writes share the table
+      {"POSIX_ACCESS1_COUNT", 4},
+      {"POSIX_MAX_READ_TIME_SIZE", 4096},
+      {"POSIX_MAX_WRITE_TIME_SIZE", 4096},
+  });
+
+  auto j = analyze_json(t.sub("trace"));
+  auto fe = file_entry(*j, f);
+  EXPECT_EQ(S(fe, "access"), "read-write");
+  EXPECT_EQ(I(fe, "opens"), 1);
+  EXPECT_EQ(I(fe, "reads"), 1);
+  EXPECT_EQ(I(fe, "writes"), 3);
+  EXPECT_EQ(I(fe, "seeks"), 2);
+  EXPECT_EQ(I(fe, "stats"), 2);
+  EXPECT_EQ(I(fe, "bytes_read"), 4096);
+  EXPECT_EQ(I(fe, "bytes_written"), 12288);
+  EXPECT_EQ(I(fe, "extent"), 8192);
+  EXPECT_EQ(func_count(*j, "POSIX", {"fsync"}), 1);
+  EXPECT_EQ(func_count(*j, "POSIX", {"fdatasync"}), 1);
+  EXPECT_EQ(func_count(*j, "POSIX", {"lseek", "lseek64"}), 2);
+}
+
+// fopen(w), 3 x fwrite(1000), fflush, fclose; fopen(r), 3 x fread(1000),
+// fseek(0), fread(100 x 5), fclose.
+TEST(AnalyzeE2E, StdioCounters) {
+  TempDir t;
+  const std::string f = t.sub("stdio.txt");
+  RUN_OK(t.sub("trace"), {"stdio", f});
+
+  Darshan d = analyze_darshan(t.sub("trace"));
+  expect_stdio(only(d, "STDIO", f), {
+      {"STDIO_OPENS", 2},
+      {"STDIO_READS", 4},
+      {"STDIO_WRITES", 3},
+      {"STDIO_SEEKS", 1},
+      {"STDIO_FLUSHES", 1},
+      {"STDIO_BYTES_WRITTEN", 3000},
+      {"STDIO_BYTES_READ", 3 * 1000 + 5 * 100},
+      {"STDIO_MAX_BYTE_WRITTEN", 2999},
+      {"STDIO_MAX_BYTE_READ", 2999},  // the read after fseek(0) covers 0..499
+  });
+
+  auto j = analyze_json(t.sub("trace"));
+  EXPECT_EQ(func_count(*j, "STDIO", {"fopen", "fopen64"}), 2);
+  EXPECT_EQ(func_count(*j, "STDIO", {"fwrite"}), 3);
+  EXPECT_EQ(func_count(*j, "STDIO", {"fread"}), 4);
+  EXPECT_EQ(func_count(*j, "STDIO", {"fclose"}), 2);
+  auto fe = file_entry(*j, f);
+  EXPECT_EQ(I(fe, "reads"), 4);
+  EXPECT_EQ(I(fe, "writes"), 3);
+  EXPECT_EQ(I(fe, "opens"), 2);
+  EXPECT_EQ(I(fe, "bytes_read"), 3500);
+  EXPECT_EQ(I(fe, "bytes_written"), 3000);
+  EXPECT_EQ(I(j->root["summary"], "bytes_read"), 3500);
+  EXPECT_EQ(I(j->root["summary"], "bytes_written"), 3000);
+  EXPECT_GT(I(j->root["summary"], "stdio_ns"), 0);
+}
+
+// ---- 2. shared file vs file per process -----------------------------------------
+
+// The parent stats the 64 KiB file (like a launcher) and forks 4 children;
+// each opens it and reads it whole with 16 read(4096).
+TEST(AnalyzeE2E, SharedFileWholeReads) {
+  TempDir t;
+  const std::string f = t.sub("shared.dat");
+  make_file(f, 65536);
+  RUN_OK(t.sub("trace"), {"shared", f, "4", "whole"});
+
+  auto j = analyze_json(t.sub("trace"));
+  EXPECT_EQ(I(j->root["summary"], "processes"), 5);
+  auto procs = j->root["processes"].get_array();
+  std::set<int64_t> pids, kids;
+  for (auto p : procs) {
+    pids.insert(I(p, "pid"));
+    for (auto k : p["children"].get_array()) kids.insert(k.get_int64().value());
+  }
+  EXPECT_EQ(kids.size(), 4u);
+  for (int64_t k : kids) EXPECT_TRUE(pids.count(k)) << k;
+
+  auto fe = file_entry(*j, f);
+  // Four processes read it. The parent only stat()ed it: it does not share
+  // the file's data (the text report's "I/O strategy" counts it that way too).
+  EXPECT_EQ(I(fe, "processes"), 4);
+  EXPECT_TRUE(B(fe, "shared"));
+  EXPECT_EQ(S(fe, "read_extent"), "whole");
+  EXPECT_EQ(I(fe, "reads"), 64);
+  EXPECT_EQ(I(fe, "opens"), 4);
+  EXPECT_EQ(I(fe, "stats"), 1);
+  EXPECT_EQ(I(fe, "bytes_read"), 4 * 65536);
+  EXPECT_EQ(I(fe, "extent"), 65536);
+  EXPECT_DOUBLE_EQ(D(fe, "reread"), 4.0);
+  EXPECT_EQ(S(fe, "pattern"), "sequential");  // 4 x 15 SEQ of 63
+  EXPECT_EQ(S(fe, "role"), "dataset(train)");
+  auto ev = strings(fe, "evidence");
+  EXPECT_TRUE(contains(ev, "read by 4 processes")) << join(ev);
+
+  Darshan d = analyze_darshan(t.sub("trace"));
+  EXPECT_EQ(d.header["nprocs"], "5");
+  auto recs = d.of("POSIX", f);
+  ASSERT_EQ(recs.size(), 5u);  // one per process, the parent's holds its stat
+  int readers = 0;
+  std::set<int64_t> ranks;
+  for (auto* r : recs) {
+    ranks.insert(r->rank);
+    if (r->c.at("POSIX_READS") == 0) {
+      expect_posix(r, {{"POSIX_STATS", 1}});
+      continue;
+    }
+    ++readers;
+    expect_posix(r, {{"POSIX_OPENS", 1},
+                     {"POSIX_READS", 16},
+                     {"POSIX_BYTES_READ", 65536},
+                     {"POSIX_MAX_BYTE_READ", 65535},
+                     {"POSIX_SEQ_READS", 15},
+                     {"POSIX_CONSEC_READS", 15},
+                     {"POSIX_SIZE_READ_1K_10K", 16},
+                     {"POSIX_ACCESS1_ACCESS", 4096},
+                     {"POSIX_ACCESS1_COUNT", 16},
+                     {"POSIX_MAX_READ_TIME_SIZE", 4096}});
+  }
+  EXPECT_EQ(readers, 4);
+  EXPECT_EQ(ranks, (std::set<int64_t>{0, 1, 2, 3, 4}));  // process index (no MPI)
+
+  RunResult txt = run({kStrata, "analyze", t.sub("trace")});
+  ASSERT_EQ(txt.code, 0) << describe(txt);
+  EXPECT_NE(txt.out.find("I/O strategy: 0 file(s) accessed by one process, 1 shared file(s)"), std::string::npos)
+      << txt.out;
+}
+
+// Child i preads bytes [i*16384, (i+1)*16384) of the 64 KiB file in 4 x 4096.
+// Child 0's first pread is at offset 0 (neither SEQ nor CONSEC); the others'
+// first pread is at an offset > 0 == last byte after open: SEQ, not CONSEC.
+TEST(AnalyzeE2E, SharedFilePartialReads) {
+  TempDir t;
+  const std::string f = t.sub("shared.dat");
+  make_file(f, 65536);
+  RUN_OK(t.sub("trace"), {"shared", f, "4", "part"});
+
+  auto j = analyze_json(t.sub("trace"));
+  auto fe = file_entry(*j, f);
+  EXPECT_EQ(I(fe, "processes"), 4);
+  EXPECT_TRUE(B(fe, "shared"));
+  EXPECT_EQ(S(fe, "read_extent"), "partial");  // each reader covers 25%
+  EXPECT_EQ(I(fe, "reads"), 16);
+  EXPECT_EQ(I(fe, "bytes_read"), 65536);
+  EXPECT_DOUBLE_EQ(D(fe, "reread"), 1.0);
+
+  Darshan d = analyze_darshan(t.sub("trace"));
+  std::set<int64_t> maxbytes;
+  int readers = 0;
+  for (auto* r : d.of("POSIX", f)) {
+    if (r->c.at("POSIX_READS") == 0) continue;
+    ++readers;
+    const int64_t mb = r->c.at("POSIX_MAX_BYTE_READ");
+    maxbytes.insert(mb);
+    const bool first_part = mb == 16383;
+    expect_posix(r, {{"POSIX_OPENS", 1},
+                     {"POSIX_READS", 4},
+                     {"POSIX_BYTES_READ", 16384},
+                     {"POSIX_MAX_BYTE_READ", mb},
+                     {"POSIX_SEQ_READS", first_part ? 3 : 4},
+                     {"POSIX_CONSEC_READS", 3},
+                     {"POSIX_FILE_NOT_ALIGNED", 0},
+                     {"POSIX_SIZE_READ_1K_10K", 4},
+                     {"POSIX_ACCESS1_ACCESS", 4096},
+                     {"POSIX_ACCESS1_COUNT", 4},
+                     {"POSIX_MAX_READ_TIME_SIZE", 4096}});
+  }
+  EXPECT_EQ(readers, 4);
+  EXPECT_EQ(maxbytes, (std::set<int64_t>{16383, 32767, 49151, 65535}));
+}
+
+// Child i stats and reads DIR/shard_<i>.dat (32 KiB, 8 x read(4096)).
+TEST(AnalyzeE2E, FilePerProcess) {
+  TempDir t;
+  const std::string dir = t.mkdir("shards");
+  for (int i = 0; i < 4; ++i) make_file(dir + "/shard_" + std::to_string(i) + ".dat", 32768, i);
+  RUN_OK(t.sub("trace"), {"fpp", dir, "4"});
+
+  auto j = analyze_json(t.sub("trace"));
+  // Children that exit() finish their files (footer): no warning.
+  EXPECT_TRUE(strings(j->root, "warnings").empty()) << join(strings(j->root, "warnings"));
+  EXPECT_EQ(I(j->root["summary"], "processes"), 5);
+  EXPECT_EQ(I(j->root["summary"], "bytes_read"), 4 * 32768);
+  for (int i = 0; i < 4; ++i) {
+    auto fe = file_entry(*j, dir + "/shard_" + std::to_string(i) + ".dat");
+    EXPECT_EQ(I(fe, "processes"), 1);
+    EXPECT_FALSE(B(fe, "shared"));
+    EXPECT_EQ(S(fe, "read_extent"), "whole");
+    EXPECT_EQ(I(fe, "reads"), 8);
+    EXPECT_EQ(I(fe, "stats"), 1);
+    EXPECT_EQ(I(fe, "bytes_read"), 32768);
+    EXPECT_DOUBLE_EQ(D(fe, "reread"), 1.0);
+  }
+  Darshan d = analyze_darshan(t.sub("trace"));
+  std::set<int64_t> ranks;
+  for (int i = 0; i < 4; ++i) {
+    const DarshanRecord* r = only(d, "POSIX", dir + "/shard_" + std::to_string(i) + ".dat");
+    if (!r) continue;
+    ranks.insert(r->rank);
+    expect_posix(r, {{"POSIX_OPENS", 1},
+                     {"POSIX_STATS", 1},
+                     {"POSIX_READS", 8},
+                     {"POSIX_BYTES_READ", 32768},
+                     {"POSIX_MAX_BYTE_READ", 32767},
+                     {"POSIX_SEQ_READS", 7},
+                     {"POSIX_CONSEC_READS", 7},
+                     {"POSIX_SIZE_READ_1K_10K", 8},
+                     {"POSIX_ACCESS1_ACCESS", 4096},
+                     {"POSIX_ACCESS1_COUNT", 8},
+                     {"POSIX_MAX_READ_TIME_SIZE", 4096}});
+  }
+  EXPECT_EQ(ranks.size(), 4u);  // four different processes
+
+  RunResult txt = run({kStrata, "analyze", t.sub("trace")});
+  ASSERT_EQ(txt.code, 0) << describe(txt);
+  EXPECT_NE(txt.out.find("I/O strategy: 4 file(s) accessed by one process, 0 shared file(s)"), std::string::npos)
+      << txt.out;
+}
+
+// ---- 3. epochs: checkpoint, data sets, --by epoch -------------------------------
+
+// Untagged: config.json read(100); train.log opened (O_APPEND) ... closed at
+// the end. Epoch e = 0, 1, 2 (strata_tag_set_int("epoch", e)):
+//   train.bin 64 KiB: open, 16 x read(4096), close
+//   val.bin   16 KiB: open,  4 x read(4096), close
+//   state.dat: open(O_TRUNC), 3 x write(8192), fsync, close
+//   train.log: 1 x write(16)
+//   epoch 2 only: model.ckpt: open(O_TRUNC), 2 x write(4096), close
+TEST(AnalyzeE2E, EpochsCheckpointRolesAndBreakdown) {
+  TempDir t;
+  const std::string dir = t.mkdir("job");
+  make_file(dir + "/train.bin", 65536, 1);
+  make_file(dir + "/val.bin", 16384, 2);
+  make_file(dir + "/config.json", 100, 3);
+  RUN_OK(t.sub("trace"), {"epochs", dir, "3"});
+
+  auto j = analyze_json(t.sub("trace"), {"--by", "epoch"});
+  auto role = [&](const std::string& name) { return S(file_entry(*j, dir + "/" + name), "role"); };
+  auto evidence = [&](const std::string& name) { return strings(file_entry(*j, dir + "/" + name), "evidence"); };
+
+  EXPECT_EQ(role("train.bin"), "dataset(train)");
+  auto ev = evidence("train.bin");
+  EXPECT_TRUE(contains(ev, "re-read 3.00x (epochs)")) << join(ev);  // 3 x 65536 / 65536
+  EXPECT_TRUE(contains(ev, "48 reads")) << join(ev);
+  EXPECT_EQ(role("val.bin"), "dataset(validation)");
+  ev = evidence("val.bin");
+  EXPECT_TRUE(contains(ev, "validation-like name")) << join(ev);
+  EXPECT_TRUE(contains(ev, "re-read 3.00x (epochs)")) << join(ev);
+  // state.dat: no checkpoint-like name; written in each of the 3 epochs.
+  EXPECT_EQ(role("state.dat"), "checkpoint");
+  ev = evidence("state.dat");
+  EXPECT_TRUE(contains(ev, "written in 3 epochs")) << join(ev);
+  EXPECT_FALSE(contains(ev, "checkpoint-like name")) << join(ev);
+  // model.ckpt: written once, recognised by its name.
+  EXPECT_EQ(role("model.ckpt"), "checkpoint");
+  ev = evidence("model.ckpt");
+  EXPECT_TRUE(contains(ev, "checkpoint-like name")) << join(ev);
+  EXPECT_FALSE(contains(ev, "written in 3 epochs")) << join(ev);
+  EXPECT_EQ(role("config.json"), "config");
+  EXPECT_EQ(role("train.log"), "log");
+
+  auto st = file_entry(*j, dir + "/state.dat");
+  EXPECT_EQ(I(st, "writes"), 9);
+  EXPECT_EQ(I(st, "opens"), 3);
+  EXPECT_EQ(I(st, "bytes_written"), 3 * 3 * 8192);
+  EXPECT_EQ(I(st, "extent"), 3 * 8192);
+
+  // Per epoch: reads 16 + 4; writes 3 (state) + 1 (log) [+ 2 ckpt in epoch 2];
+  // metadata ops: 2 opens + 2 closes (train, val) + open, fsync, close (state)
+  // [+ open, close of model.ckpt in epoch 2].
+  auto check_epochs = [&](const char* key) {
+    simdjson::dom::object by;
+    ASSERT_FALSE(j->root[key].get(by)) << key;
+    for (int e = 0; e < 3; ++e) {
+      simdjson::dom::element a;
+      ASSERT_FALSE(by[std::to_string(e)].get(a)) << key << " epoch " << e;
+      SCOPED_TRACE(std::string(key) + " epoch " + std::to_string(e));
+      EXPECT_EQ(I(a, "reads"), 20);
+      EXPECT_EQ(I(a, "bytes_read"), 65536 + 16384);
+      EXPECT_EQ(I(a, "writes"), e == 2 ? 6 : 4);
+      EXPECT_EQ(I(a, "bytes_written"), 3 * 8192 + 16 + (e == 2 ? 8192 : 0));
+      EXPECT_EQ(I(a, "meta_ops"), e == 2 ? 9 : 7);
+    }
+    // Untagged: config open/read/close, train.log open and close.
+    simdjson::dom::element none;
+    if (std::string(key) == "by") {
+      ASSERT_FALSE(by["(none)"].get(none));
+      EXPECT_EQ(I(none, "reads"), 1);
+      EXPECT_EQ(I(none, "bytes_read"), 100);
+      EXPECT_EQ(I(none, "writes"), 0);
+      EXPECT_EQ(I(none, "meta_ops"), 4);
+      EXPECT_EQ(by.size(), 4u);
+    } else {
+      EXPECT_EQ(by.size(), 3u);  // by_epoch leaves untagged events out
+    }
+  };
+  check_epochs("by");
+  check_epochs("by_epoch");
+
+  simdjson::dom::element s = j->root["summary"];
+  EXPECT_EQ(I(s, "bytes_read"), 100 + 3 * (65536 + 16384));
+  EXPECT_EQ(I(s, "bytes_written"), 3 * (3 * 8192 + 16) + 8192);
+}
+
+// ---- 4. overlap -------------------------------------------------------------------
+// What the analyzer defines (docs/analysis.md, aggregate.cc): per process, I =
+// union of POSIX/STDIO call intervals (all threads), C = union of application
+// regions whose category or name contains "compute"; unoverlapped I/O =
+// |I u C| - |C|, unoverlapped compute = |I u C| - |I|.
+// The workload: thread A holds region ("compute_step", "compute") from ~0 to
+// 300 ms (sleeping); thread B reads a FIFO three times, each read blocking
+// until the main thread writes a byte at 200, 500 and 600 ms. So I ~ [0, 600],
+// C ~ [0, 300]: unoverlapped I/O ~ 300 ms, unoverlapped compute ~ 0.
+// Asserted: (a) the analyzer's figures equal the same arithmetic applied to
+// the intervals the program measured itself around each call (within 2 ms:
+// the program's clock reads sit just outside the traced calls); (b) they are
+// within 15% of the designed 300 ms (scheduling delay on a busy machine).
+TEST(AnalyzeE2E, OverlapComputeAndIo) {
+  TempDir t;
+  RunResult rr = trace_workload(t.sub("trace"), {"overlap", t.sub("fifo")});
+  ASSERT_EQ(rr.code, 0) << describe(rr);
+  std::vector<std::pair<int64_t, int64_t>> reads;
+  std::pair<int64_t, int64_t> comp{0, 0};
+  std::istringstream in(rr.out);
+  std::string kind;
+  int64_t a, b;
+  while (in >> kind >> a >> b) {
+    if (kind == "compute")
+      comp = {a, b};
+    else
+      reads.emplace_back(a, b);
+  }
+  ASSERT_EQ(reads.size(), 3u) << rr.out;
+  // Union lengths of sorted, possibly touching intervals.
+  auto union_len = [](std::vector<std::pair<int64_t, int64_t>> v) {
+    std::sort(v.begin(), v.end());
+    int64_t total = 0, s = v[0].first, e = v[0].second;
+    for (auto& [x, y] : v) {
+      if (x > e) {
+        total += e - s;
+        s = x;
+        e = y;
+      } else {
+        e = std::max(e, y);
+      }
+    }
+    return total + (e - s);
+  };
+  const int64_t io = union_len(reads);
+  auto all = reads;
+  all.push_back(comp);
+  const int64_t both = union_len(all);
+  const int64_t compute = comp.second - comp.first;
+  const int64_t unov_io = both - compute, unov_compute = both - io;
+
+  auto j = analyze_json(t.sub("trace"));
+  simdjson::dom::element s = j->root["summary"];
+  const int64_t ms = 1000000;
+  EXPECT_NEAR(I(s, "compute_ns"), compute, 2 * ms);
+  EXPECT_NEAR(I(s, "io_ns"), io, 2 * ms);
+  EXPECT_NEAR(I(s, "unoverlapped_io_ns"), unov_io, 2 * ms);
+  EXPECT_NEAR(I(s, "unoverlapped_compute_ns"), unov_compute, 2 * ms);
+  EXPECT_NEAR(I(s, "unoverlapped_io_ns"), 300 * ms, 45 * ms);
+  EXPECT_NEAR(I(s, "compute_ns"), 300 * ms, 45 * ms);
+  EXPECT_NEAR(I(s, "io_ns"), 600 * ms, 90 * ms);
+  EXPECT_LE(I(s, "unoverlapped_compute_ns"), 45 * ms);
+  EXPECT_EQ(I(s, "threads"), 3);
+  EXPECT_EQ(func_count(*j, "APP", {"compute_step"}), 1);
+  EXPECT_EQ(func_count(*j, "POSIX", {"read"}), 3);
+  // The per-process figures are the summary's (one process).
+  simdjson::dom::element p = j->root["processes"].at(0);
+  EXPECT_EQ(I(p, "unoverlapped_io_ns"), I(s, "unoverlapped_io_ns"));
+  EXPECT_EQ(I(p, "compute_ns"), I(s, "compute_ns"));
+}
+
+// ---- 5. profile mode ----------------------------------------------------------
+// The same workload (seq + rand + mixed + stdio + 4 forked partial readers)
+// under `-m trace` and `-m profile`: the same integer Darshan counters.
+// Compared as the sorted list of (module, file, counter, value) over all
+// records (ranks and pids differ between two runs; the 4 children's records
+// differ only by offsets, which the values carry). Not compared: the _F_
+// timing counters and the two MAX_*_TIME_SIZE counters (the size of the
+// slowest call, a timing outcome that differs between any two runs).
+TEST(AnalyzeE2E, ProfileModeSameIntegerCounters) {
+  TempDir t;
+  const std::string dir = t.mkdir("data");
+  make_file(dir + "/seq.dat", 32 * 4096, 1);
+  make_file(dir + "/rand.dat", 65536, 2);
+  make_file(dir + "/shared.dat", 65536, 3);
+  std::vector<std::vector<std::string>> lists;
+  for (const char* mode : {"trace", "profile"}) {
+    // Fresh outputs per run; mixed.dat / stdio.txt are rewritten by each.
+    const std::string trace = t.sub(std::string("trace-") + mode);
+    RunResult rr = trace_workload(trace, {"all", dir}, mode);
+    ASSERT_EQ(rr.code, 0) << mode << ": " << describe(rr);
+    RunResult info = run({kStrata, "info", trace, "--json"});
+    ASSERT_EQ(info.code, 0) << describe(info);
+    auto ij = parse_json(info.out);
+    if (std::string(mode) == "profile")
+      EXPECT_GT(I(ij->root, "profile_records"), 0) << info.out;
+    else
+      EXPECT_GT(I(ij->root, "events"), 0) << info.out;
+    Darshan d = analyze_darshan(trace);
+    std::vector<std::string> v;
+    for (auto& r : d.records)
+      for (auto& [k, val] : r.c)
+        if (k.find("_TIME_SIZE") == std::string::npos)
+          v.push_back(r.module + " " + r.file + " " + k + " " + std::to_string(val));
+    std::sort(v.begin(), v.end());
+    lists.push_back(v);
+    // Not trivially equal: the counters hold the known values.
+    const DarshanRecord* seq = only(d, "POSIX", dir + "/seq.dat");
+    if (seq) {
+      EXPECT_EQ(seq->c.at("POSIX_READS"), 32) << mode;
+    }
+    const DarshanRecord* rnd = only(d, "POSIX", dir + "/rand.dat");
+    if (rnd) {
+      EXPECT_EQ(rnd->c.at("POSIX_STRIDE2_STRIDE"), 12288) << mode;
+    }
+    const DarshanRecord* sio = only(d, "STDIO", dir + "/stdio.txt");
+    if (sio) {
+      EXPECT_EQ(sio->c.at("STDIO_BYTES_READ"), 3500) << mode;
+    }
+    EXPECT_EQ(d.of("POSIX", dir + "/shared.dat").size(), 5u) << mode;  // parent's stat + 4 readers
+  }
+  ASSERT_EQ(lists.size(), 2u);
+  EXPECT_EQ(lists[0].size(), lists[1].size());
+  std::vector<std::string> only_trace, only_profile;
+  std::set_difference(lists[0].begin(), lists[0].end(), lists[1].begin(), lists[1].end(),
+                      std::back_inserter(only_trace));
+  std::set_difference(lists[1].begin(), lists[1].end(), lists[0].begin(), lists[0].end(),
+                      std::back_inserter(only_profile));
+  EXPECT_TRUE(only_trace.empty()) << "trace only: " << join(only_trace);
+  EXPECT_TRUE(only_profile.empty()) << "profile only: " << join(only_profile);
+}
+
+// ---- 6. HTML report in headless Chromium ----------------------------------------
+const char* const kChromium = "/usr/bin/chromium";
+
+RunResult chromium_dump(const TempDir& t, const std::string& page) {
+  const std::string profile = t.mkdir("chromium-profile");
+  return run({kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync",
+              "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
+              "--dump-dom", "file://" + page},
+             90);
+}
+
+// Lines Chromium logs for console messages (console.*, uncaught errors):
+// "[pid:tid:time:INFO:CONSOLE(line)] "message", source: ...".
+std::vector<std::string> console_lines(const std::string& err) {
+  std::vector<std::string> v;
+  std::istringstream in(err);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(":CONSOLE") != std::string::npos) v.push_back(line);
+  return v;
+}
+
+std::string body_attr(const std::string& dom, const std::string& attr) {
+  size_t b = dom.find("<body");
+  if (b == std::string::npos) return "";
+  size_t e = dom.find('>', b);
+  std::string tag = dom.substr(b, e - b);
+  size_t a = tag.find(attr + "=\"");
+  if (a == std::string::npos) return "";
+  a += attr.size() + 2;
+  return tag.substr(a, tag.find('"', a) - a);
+}
+
+TEST(AnalyzeE2E, HtmlReportDrawsEveryChartInChromium) {
+  if (access(kChromium, X_OK) != 0) GTEST_SKIP() << kChromium << " is not installed: HTML report not checked";
+  TempDir t;
+  const std::string dir = t.mkdir("job");
+  make_file(dir + "/train.bin", 65536, 1);
+  make_file(dir + "/val.bin", 16384, 2);
+  make_file(dir + "/config.json", 100, 3);
+  RUN_OK(t.sub("trace"), {"epochs", dir, "3"});
+  const std::string page = t.sub("r.html");
+  RunResult an = run({kStrata, "analyze", t.sub("trace"), "--html", page});
+  ASSERT_EQ(an.code, 0) << describe(an);
+  ASSERT_TRUE(fs::exists(page));
+
+  // Charts: timeline, access sizes, time per epoch, then a spatial and a
+  // temporal chart for each of the (up to) 4 busiest files with data I/O.
+  // This job has 6 such files (train, val, config, state, log, ckpt): 3 + 2*4.
+  auto j = analyze_json(t.sub("trace"));
+  int data_files = 0;
+  for (auto f : j->root["files"].get_array()) data_files += I(f, "reads") + I(f, "writes") > 0;
+  EXPECT_EQ(data_files, 6);
+  const int expected = 3 + 2 * std::min(4, data_files);
+  EXPECT_EQ(expected, 11);
+
+  RunResult cr = chromium_dump(t, page);
+  ASSERT_FALSE(cr.timed_out) << describe(cr);
+  ASSERT_EQ(cr.code, 0) << describe(cr);
+  EXPECT_EQ(body_attr(cr.out, "data-charts-drawn"), std::to_string(expected)) << cr.out.substr(0, 2000);
+  EXPECT_EQ(body_attr(cr.out, "data-charts-expected"), std::to_string(expected));
+  size_t canvases = 0;
+  for (size_t p = cr.out.find("<canvas"); p != std::string::npos; p = cr.out.find("<canvas", p + 1)) ++canvases;
+  EXPECT_EQ(canvases, static_cast<size_t>(expected));
+  auto console = console_lines(cr.err);
+  EXPECT_TRUE(console.empty()) << "console output:\n" << join(console);
+
+  // Control: the same detection sees an error of a broken page.
+  const std::string broken = t.sub("broken.html");
+  write_all(broken, "<!DOCTYPE html><html><body><script>no_such_function();</script></body></html>");
+  RunResult bc = chromium_dump(t, broken);
+  ASSERT_FALSE(bc.timed_out) << describe(bc);
+  auto bl = console_lines(bc.err);
+  ASSERT_FALSE(bl.empty()) << "the console check would not see errors:\n" << bc.err.substr(0, 3000);
+  EXPECT_NE(bl[0].find("no_such_function"), std::string::npos) << bl[0];
+}
+
+// ---- 7. corrupt, truncated, empty and foreign inputs ------------------------------
+
+// Exit status 1..127 (not a signal: 128+), message on stderr naming `named`.
+void expect_clean_error(const std::string& input, const std::string& named, const std::string& what) {
+  RunResult r = run({kStrata, "analyze", input, "--json"}, 60);
+  SCOPED_TRACE(what + ": " + input);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.signal, 0) << describe(r);
+  EXPECT_GE(r.code, 1) << describe(r);
+  EXPECT_LT(r.code, 128) << describe(r);
+  EXPECT_NE(r.err.find(named), std::string::npos) << describe(r);
+  EXPECT_EQ(r.out, "") << "no report on error";
+}
+
+class BadInputs : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    make_file(dir_->sub("data.dat"), 65536);
+    const std::string trace = dir_->sub("trace");
+    RunResult rr = trace_workload(trace, {"shared", dir_->sub("data.dat"), "2", "part"});
+    ASSERT_EQ(rr.code, 0) << describe(rr);
+    for (auto& de : fs::directory_iterator(trace)) strata_files_.push_back(de.path().string());
+    std::sort(strata_files_.begin(), strata_files_.end());
+    RunResult cv = run({kStrata, "convert", trace, "--to", "pfw", "-o", dir_->sub("good.pfw.gz")});
+    ASSERT_EQ(cv.code, 0) << describe(cv);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+    strata_files_.clear();
+  }
+  // The largest process file of the trace (the parent's or a child's).
+  static std::string good_strata() {
+    std::string best;
+    for (auto& f : strata_files_)
+      if (best.empty() || fs::file_size(f) > fs::file_size(best)) best = f;
+    return best;
+  }
+  static inline TempDir* dir_ = nullptr;
+  static inline std::vector<std::string> strata_files_;
+};
+
+TEST_F(BadInputs, GoodInputsAnalyze) {
+  auto j = analyze_json(dir_->path() + "/trace");
+  EXPECT_EQ(I(j->root["summary"], "bytes_read"), 65536);
+  auto k = analyze_json(dir_->sub("good.pfw.gz"));
+  EXPECT_EQ(S(k->root, "source"), "dftracer");
+  EXPECT_EQ(I(k->root["summary"], "bytes_read"), 65536);
+  auto one = analyze_json(good_strata());
+  EXPECT_EQ(S(one->root, "source"), "strata");
+}
+
+TEST_F(BadInputs, EmptyAndMissing) {
+  const std::string e1 = dir_->sub("empty.strata"), e2 = dir_->sub("empty.pfw.gz"), e3 = dir_->sub("empty.pfw");
+  write_all(e1, "");
+  write_all(e2, "");
+  write_all(e3, "");
+  expect_clean_error(e1, e1, "empty strata file");
+  expect_clean_error(e2, e2, "empty .pfw.gz");
+  expect_clean_error(e3, e3, "empty .pfw");
+  const std::string ed = dir_->mkdir("emptydir");
+  expect_clean_error(ed, ed, "empty directory");
+  expect_clean_error(dir_->sub("missing.strata"), dir_->sub("missing.strata"), "missing file");
+}
+
+TEST_F(BadInputs, ForeignFiles) {
+  const std::string elf = dir_->sub("program.strata");
+  fs::copy_file(kWorkload, elf);
+  expect_clean_error(elf, elf, "ELF binary named .strata");
+  const std::string txt = dir_->sub("notes.txt");
+  write_all(txt, "hello, this is not a trace\n");
+  expect_clean_error(txt, txt, "text file");
+  const std::string png = dir_->sub("image.png");
+  write_all(png, std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  expect_clean_error(png, png, "PNG header");
+  const std::string obj = dir_->sub("other.json");
+  write_all(obj, "{\"foo\": 1}\n");
+  expect_clean_error(obj, obj, "JSON object that is not an event");
+  const std::string arr = dir_->sub("numbers.pfw");
+  write_all(arr, "[1,2,3]\n");
+  expect_clean_error(arr, arr, "JSON array of numbers");
+  const std::string gzel = dir_->sub("elf.pfw.gz");
+  RunResult gz = run({"/bin/sh", "-c", "gzip -c < '" + kWorkload + "' > '" + gzel + "'"});
+  ASSERT_EQ(gz.code, 0) << describe(gz);
+  expect_clean_error(gzel, gzel, "gzip of an ELF binary");
+  const std::string notgz = dir_->sub("plain.pfw.gz");
+  write_all(notgz, "\x1f\x8b\x08\x00 not really gzip");
+  expect_clean_error(notgz, notgz, "gzip magic then garbage");
+}
+
+TEST_F(BadInputs, CorruptStrataBlocks) {
+  const std::string good = good_strata();
+  const std::string data = read_all(good);
+  ASSERT_GT(data.size(), 200u);
+  // A flipped byte inside the payload of the second block (blocks are
+  // checksummed: header and payload, trace-format.md section 12).
+  {
+    std::string d = data;
+    d[d.size() / 2] = static_cast<char>(~d[d.size() / 2]);
+    const std::string p = dir_->sub("flipped.strata");
+    write_all(p, d);
+    expect_clean_error(p, p, "flipped byte");
+  }
+  // The magic itself damaged.
+  {
+    std::string d = data;
+    d[0] = 'X';
+    const std::string p = dir_->sub("badmagic.strata");
+    write_all(p, d);
+    expect_clean_error(p, p, "bad magic");
+  }
+  // A corrupt process file inside a trace directory: the error names that
+  // file, not only the directory.
+  {
+    const std::string td = dir_->mkdir("mixed-trace");
+    fs::copy_file(strata_files_[0], td + "/a.strata");
+    std::string d = read_all(strata_files_[1]);
+    d[d.size() / 2] = static_cast<char>(~d[d.size() / 2]);
+    write_all(td + "/b.strata", d);
+    expect_clean_error(td, td + "/b.strata", "trace directory with one corrupt file");
+  }
+  // Bytes flipped one at a time over the whole file (every 13th byte): never
+  // a crash; a failure exits 1 and names the file. (A flip the format cannot
+  // see, e.g. in a reserved header byte, may analyze fine.)
+  const std::string p = dir_->sub("fuzz.strata");
+  int failures = 0, runs = 0;
+  for (size_t i = 0; i < data.size(); i += 13) {
+    std::string d = data;
+    d[i] = static_cast<char>(d[i] ^ 0x5a);
+    write_all(p, d);
+    RunResult r = run({kStrata, "analyze", p, "--json"}, 30);
+    ++runs;
+    ASSERT_FALSE(r.timed_out) << "byte " << i;
+    ASSERT_EQ(r.signal, 0) << "byte " << i << ": " << describe(r);
+    ASSERT_TRUE(r.code == 0 || r.code == 1) << "byte " << i << ": " << describe(r);
+    if (r.code == 1) {
+      ++failures;
+      EXPECT_NE(r.err.find(p), std::string::npos) << "byte " << i << ": " << describe(r);
+    }
+  }
+  EXPECT_GT(failures, runs * 3 / 4) << "most flips must be detected";
+}
+
+// Truncation. Inside the 32-byte file header: an error. Past it, the format
+// defines a cut-short final block as end of file (a killed process leaves
+// one; trace-format.md section 12: readers read up to the last complete block
+// and SHOULD report the truncation): the analysis succeeds, with the events
+// of the complete blocks, and warns that the file was cut short, naming it.
+TEST_F(BadInputs, TruncatedStrataFiles) {
+  const std::string good = good_strata();
+  const std::string data = read_all(good);
+  for (size_t n : {size_t{4}, size_t{8}, size_t{10}, size_t{31}}) {
+    const std::string p = dir_->sub("head" + std::to_string(n) + ".strata");
+    write_all(p, data.substr(0, n));
+    expect_clean_error(p, p, "cut to " + std::to_string(n) + " bytes");
+  }
+  // Cut in the middle of the last block and half-way through the file.
+  for (size_t n : {data.size() - 5, data.size() / 2}) {
+    const std::string p = dir_->sub("cut" + std::to_string(n) + ".strata");
+    write_all(p, data.substr(0, n));
+    RunResult r = run({kStrata, "analyze", p, "--json"}, 60);
+    SCOPED_TRACE("cut to " + std::to_string(n) + " of " + std::to_string(data.size()));
+    ASSERT_EQ(r.code, 0) << describe(r);
+    auto j = parse_json(r.out);
+    auto w = strings(j->root, "warnings");
+    bool named = false;
+    for (auto& s : w) named = named || (s.find(p) != std::string::npos && s.find("truncated") != std::string::npos);
+    EXPECT_TRUE(named) << "no warning naming the truncated file: [" << join(w) << "]";
+  }
+  // Every cut point: never a crash.
+  const std::string p = dir_->sub("cut-any.strata");
+  for (size_t n = 0; n < data.size(); n += 17) {
+    write_all(p, data.substr(0, n));
+    RunResult r = run({kStrata, "analyze", p, "--json"}, 30);
+    ASSERT_FALSE(r.timed_out) << n;
+    ASSERT_EQ(r.signal, 0) << "cut at " << n << ": " << describe(r);
+    ASSERT_TRUE(r.code == 0 || r.code == 1) << "cut at " << n << ": " << describe(r);
+    if (r.code == 1) {
+      EXPECT_NE(r.err.find(p), std::string::npos) << describe(r);
+    }
+  }
+}
+
+TEST_F(BadInputs, CorruptAndTruncatedPfw) {
+  const std::string gz = read_all(dir_->sub("good.pfw.gz"));
+  ASSERT_GT(gz.size(), 100u);
+  // A gzip stream cut short: an error (a .pfw.gz has no "complete block" rule).
+  for (size_t n : {size_t{1}, size_t{10}, gz.size() / 2, gz.size() - 4}) {
+    const std::string p = dir_->sub("cut" + std::to_string(n) + ".pfw.gz");
+    write_all(p, gz.substr(0, n));
+    expect_clean_error(p, p, "gzip cut to " + std::to_string(n));
+  }
+  // The JSON inside cut mid-line, and a line of garbage in the middle.
+  RunResult z = run({"/bin/sh", "-c", "gzip -dc < '" + dir_->sub("good.pfw.gz") + "'"});
+  ASSERT_EQ(z.code, 0) << describe(z);
+  const std::string text = z.out;
+  ASSERT_GT(text.size(), 200u);
+  const std::string cut = dir_->sub("cutline.pfw");
+  write_all(cut, text.substr(0, text.size() / 2 + 7));
+  expect_clean_error(cut, cut, "JSON cut mid-line");
+  const std::string garbled = dir_->sub("garbled.pfw");
+  size_t nl = text.find('\n', text.size() / 3);
+  write_all(garbled, text.substr(0, nl + 1) + "{\"id\": 7, \"name\": \"read\", \"ts\": }\n" + text.substr(nl + 1));
+  expect_clean_error(garbled, garbled, "malformed JSON line");
+  // Flipped bytes across the compressed file: never a crash.
+  const std::string p = dir_->sub("fuzz.pfw.gz");
+  for (size_t i = 0; i < gz.size(); i += 11) {
+    std::string d = gz;
+    d[i] = static_cast<char>(d[i] ^ 0x5a);
+    write_all(p, d);
+    RunResult r = run({kStrata, "analyze", p, "--json"}, 30);
+    ASSERT_FALSE(r.timed_out) << i;
+    ASSERT_EQ(r.signal, 0) << "byte " << i << ": " << describe(r);
+    ASSERT_TRUE(r.code == 0 || r.code == 1) << "byte " << i << ": " << describe(r);
+    if (r.code == 1) {
+      EXPECT_NE(r.err.find(p), std::string::npos) << describe(r);
+    }
+  }
+}
+
+}  // namespace

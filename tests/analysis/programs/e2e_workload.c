@@ -1,0 +1,307 @@
+/* Known workloads for the end-to-end tests of `strata analyze`
+ * (tests/analysis/e2e_test.cc derives every expected number from the calls
+ * below; change one and the test's arithmetic must change with it).
+ *
+ * Input files are created by the test BEFORE the traced run, so the trace
+ * holds only these calls. Links libstrata.so for the C API (tags, regions);
+ * `strata run` preloads the same library.
+ *
+ *   seq FILE N            open, N x read(4096), close
+ *   rand FILE             open, 9 preads at fixed offsets/sizes, close
+ *   mixed FILE            writes, seeks, a read, fstat/stat, fsync/fdatasync
+ *   stdio FILE            fopen/fwrite/fflush/fclose, fopen/fread/fseek/fread/fclose
+ *   shared FILE P whole   P forked children each read all of FILE (4 KiB reads)
+ *   shared FILE P part    child i preads the i-th 1/P of FILE (4 KiB preads)
+ *   fpp DIR P             child i reads DIR/shard_<i>.dat whole (4 KiB reads)
+ *   epochs DIR E          config read, E epochs tagged epoch=e (train, val, state, log), ckpt in the last
+ *   overlap FIFO          compute region [0,300] ms on one thread; reads of a
+ *                         FIFO (created) on another, blocking [~0,200] [200,500]
+ *                         [500,600] ms until the main thread writes a byte
+ *   all DIR               seq(32) + rand + mixed + stdio + shared part (4) on DIR/...
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "strata/strata.h"
+
+static char buf[1 << 16] __attribute__((aligned(4096)));
+
+static void die(const char* what) {
+  fprintf(stderr, "e2e_workload: %s: %s\n", what, strerror(errno));
+  exit(3);
+}
+
+static int xopen(const char* path, int flags) {
+  int fd = open(path, flags, 0644);
+  if (fd < 0) die(path);
+  return fd;
+}
+
+static void xread(int fd, size_t n) {
+  if (read(fd, buf, n) != (ssize_t)n) die("read");
+}
+
+static void xpread(int fd, size_t n, off_t off) {
+  if (pread(fd, buf, n, off) != (ssize_t)n) die("pread");
+}
+
+static void xwrite(int fd, size_t n) {
+  if (write(fd, buf, n) != (ssize_t)n) die("write");
+}
+
+/* N sequential 4 KiB reads of a file of exactly N * 4096 bytes (no EOF read). */
+static void seq(const char* path, int n) {
+  int fd = xopen(path, O_RDONLY);
+  for (int i = 0; i < n; ++i) xread(fd, 4096);
+  close(fd);
+}
+
+/* The 9 preads (offset, size) of the test's table; file >= 45056 bytes. */
+static const struct {
+  off_t off;
+  size_t size;
+} kRand[] = {{0, 4096},     {8192, 4096},  {20480, 4096}, {4096, 8192}, {12288, 8192},
+             {32768, 4096}, {40960, 4096}, {1000, 100},   {1100, 100}};
+
+static void rnd(const char* path) {
+  int fd = xopen(path, O_RDONLY);
+  for (size_t i = 0; i + 1 < sizeof kRand / sizeof kRand[0]; ++i) xpread(fd, kRand[i].size, kRand[i].off);
+  /* The last one into a buffer at an odd address (Darshan: MEM_NOT_ALIGNED). */
+  if (pread(fd, buf + 1, 100, 1100) != 100) die("pread");
+  close(fd);
+}
+
+static void mixed(const char* path) {
+  struct stat st;
+  int fd = xopen(path, O_RDWR | O_CREAT | O_TRUNC);
+  xwrite(fd, 4096);                                       /* w1 @0 */
+  xwrite(fd, 4096);                                       /* w2 @4096 */
+  if (lseek(fd, 0, SEEK_SET) != 0) die("lseek");          /* seek 1 */
+  xread(fd, 4096);                                        /* r1 @0 */
+  if (lseek(fd, 4096, SEEK_SET) != 4096) die("lseek");    /* seek 2 */
+  xwrite(fd, 4096);                                       /* w3 @4096 */
+  if (fstat(fd, &st) != 0) die("fstat");                  /* stat 1 */
+  if (stat(path, &st) != 0) die("stat");                  /* stat 2 */
+  if (fsync(fd) != 0) die("fsync");
+  if (fdatasync(fd) != 0) die("fdatasync");
+  close(fd);
+}
+
+static void stdio_io(const char* path) {
+  FILE* f = fopen(path, "w");
+  if (!f) die(path);
+  for (int i = 0; i < 3; ++i)
+    if (fwrite(buf, 1, 1000, f) != 1000) die("fwrite");
+  if (fflush(f) != 0) die("fflush");
+  fclose(f);
+  f = fopen(path, "r");
+  if (!f) die(path);
+  for (int i = 0; i < 3; ++i)
+    if (fread(buf, 1, 1000, f) != 1000) die("fread");
+  if (fseek(f, 0, SEEK_SET) != 0) die("fseek");
+  if (fread(buf, 100, 5, f) != 5) die("fread");
+  fclose(f);
+}
+
+static void wait_all(int n, const pid_t* kids) {
+  for (int i = 0; i < n; ++i) {
+    int st = 0;
+    if (waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      fprintf(stderr, "e2e_workload: child %d failed\n", (int)kids[i]);
+      exit(4);
+    }
+  }
+}
+
+static void shared(const char* path, int p, int whole) {
+  struct stat st;
+  if (stat(path, &st) != 0) die(path);
+  const off_t size = st.st_size;
+  pid_t kids[64];
+  fflush(NULL);
+  for (int i = 0; i < p; ++i) {
+    pid_t k = fork();
+    if (k < 0) die("fork");
+    if (k == 0) {
+      int fd = xopen(path, O_RDONLY);
+      if (whole) {
+        for (off_t o = 0; o < size; o += 4096) xread(fd, 4096);
+      } else {
+        const off_t part = size / p;
+        for (off_t o = 0; o < part; o += 4096) xpread(fd, 4096, i * part + o);
+      }
+      close(fd);
+      exit(0);
+    }
+    kids[i] = k;
+  }
+  wait_all(p, kids);
+}
+
+static void fpp(const char* dir, int p) {
+  pid_t kids[64];
+  fflush(NULL);
+  for (int i = 0; i < p; ++i) {
+    pid_t k = fork();
+    if (k < 0) die("fork");
+    if (k == 0) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/shard_%d.dat", dir, i);
+      struct stat st;
+      if (stat(path, &st) != 0) die(path); /* counts in POSIX_STATS of the shard */
+      int fd = xopen(path, O_RDONLY);
+      for (off_t o = 0; o < st.st_size; o += 4096) xread(fd, 4096);
+      close(fd);
+      exit(0);
+    }
+    kids[i] = k;
+  }
+  wait_all(p, kids);
+}
+
+/* config.json: 100 bytes read once, untagged. Then per epoch e (tag epoch=e):
+ *   train.bin 65536 B: 16 reads of 4096;  val.bin 16384 B: 4 reads of 4096;
+ *   state.dat: open(O_TRUNC), 3 writes of 8192, fsync, close;
+ *   train.log (opened once before the epochs, O_APPEND): one 16-byte write;
+ *   last epoch only: model.ckpt: open(O_TRUNC), 2 writes of 4096, close. */
+static void epochs(const char* dir, int ne) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/config.json", dir);
+  int fd = xopen(p, O_RDONLY);
+  xread(fd, 100);
+  close(fd);
+  snprintf(p, sizeof p, "%s/train.log", dir);
+  int log = xopen(p, O_WRONLY | O_CREAT | O_APPEND);
+  for (int e = 0; e < ne; ++e) {
+    strata_tag_set_int("epoch", e);
+    snprintf(p, sizeof p, "%s/train.bin", dir);
+    seq(p, 16);
+    snprintf(p, sizeof p, "%s/val.bin", dir);
+    seq(p, 4);
+    snprintf(p, sizeof p, "%s/state.dat", dir);
+    fd = xopen(p, O_WRONLY | O_CREAT | O_TRUNC);
+    for (int i = 0; i < 3; ++i) xwrite(fd, 8192);
+    if (fsync(fd) != 0) die("fsync");
+    close(fd);
+    memcpy(buf, "epoch done ....\n", 16);
+    xwrite(log, 16);
+    if (e == ne - 1) {
+      snprintf(p, sizeof p, "%s/model.ckpt", dir);
+      fd = xopen(p, O_WRONLY | O_CREAT | O_TRUNC);
+      xwrite(fd, 4096);
+      xwrite(fd, 4096);
+      close(fd);
+    }
+  }
+  strata_tag_unset("epoch");
+  close(log);
+}
+
+/* ---- overlap ---------------------------------------------------------------- */
+static uint64_t t0;
+static int pfd[2];
+static uint64_t c_beg, c_end, r_beg[3], r_end[3];
+
+static uint64_t mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t) {
+  struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
+static void* compute_thread(void* a) {
+  (void)a;
+  c_beg = mono();
+  strata_region_begin("compute_step", "compute");
+  sleep_until(t0 + 300000000ull);
+  strata_region_end();
+  c_end = mono();
+  return NULL;
+}
+
+static void* reader_thread(void* a) {
+  (void)a;
+  char c;
+  for (int i = 0; i < 3; ++i) {
+    r_beg[i] = mono();
+    if (read(pfd[0], &c, 1) != 1) die("pipe read");
+    r_end[i] = mono();
+  }
+  return NULL;
+}
+
+static void overlap(const char* fifo) {
+  /* A FIFO (not pipe(2)): reads need a path to be traced. O_RDWR on a FIFO
+   * does not block on Linux; one descriptor serves both ends. */
+  if (mkfifo(fifo, 0600) != 0) die(fifo);
+  pfd[0] = pfd[1] = xopen(fifo, O_RDWR);
+  t0 = mono();
+  pthread_t c, r;
+  pthread_create(&c, NULL, compute_thread, NULL);
+  pthread_create(&r, NULL, reader_thread, NULL);
+  const uint64_t at[3] = {200, 500, 600};
+  for (int i = 0; i < 3; ++i) {
+    sleep_until(t0 + at[i] * 1000000ull);
+    if (write(pfd[1], "x", 1) != 1) die("pipe write");
+  }
+  pthread_join(c, NULL);
+  pthread_join(r, NULL);
+  /* Self-measured intervals (CLOCK_MONOTONIC ns), slightly wider than the
+   * traced calls: the test derives its own expectation from them. */
+  printf("compute %llu %llu\n", (unsigned long long)c_beg, (unsigned long long)c_end);
+  for (int i = 0; i < 3; ++i) printf("read %llu %llu\n", (unsigned long long)r_beg[i], (unsigned long long)r_end[i]);
+  close(pfd[0]);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  const char* m = argv[1];
+  if (!strcmp(m, "seq") && argc == 4) {
+    seq(argv[2], atoi(argv[3]));
+  } else if (!strcmp(m, "rand") && argc == 3) {
+    rnd(argv[2]);
+  } else if (!strcmp(m, "mixed") && argc == 3) {
+    mixed(argv[2]);
+  } else if (!strcmp(m, "stdio") && argc == 3) {
+    stdio_io(argv[2]);
+  } else if (!strcmp(m, "shared") && argc == 5) {
+    shared(argv[2], atoi(argv[3]), !strcmp(argv[4], "whole"));
+  } else if (!strcmp(m, "fpp") && argc == 4) {
+    fpp(argv[2], atoi(argv[3]));
+  } else if (!strcmp(m, "epochs") && argc == 4) {
+    epochs(argv[2], atoi(argv[3]));
+  } else if (!strcmp(m, "overlap") && argc == 3) {
+    overlap(argv[2]);
+  } else if (!strcmp(m, "all") && argc == 3) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/seq.dat", argv[2]);
+    seq(p, 32);
+    snprintf(p, sizeof p, "%s/rand.dat", argv[2]);
+    rnd(p);
+    snprintf(p, sizeof p, "%s/mixed.dat", argv[2]);
+    mixed(p);
+    snprintf(p, sizeof p, "%s/stdio.txt", argv[2]);
+    stdio_io(p);
+    snprintf(p, sizeof p, "%s/shared.dat", argv[2]);
+    shared(p, 4, 0);
+  } else {
+    fprintf(stderr, "e2e_workload: bad arguments\n");
+    return 2;
+  }
+  return 0;
+}

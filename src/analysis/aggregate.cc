@@ -445,6 +445,8 @@ void UnitAgg::merge_into(Job& job) {
   if (!ended_) end();
   job.units.push_back(unit_);
   job.events += events_;
+  job.warnings.insert(job.warnings.end(), warnings_.begin(), warnings_.end());
+  warnings_.clear();
   if (!sizes_known_) job.sizes_known = false;
   auto path_of = [&](uint32_t id) { return resolved_paths_[id]; };
 

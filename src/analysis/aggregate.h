@@ -145,6 +145,7 @@ class UnitAgg : public UnitConsumer {
   void event(const IoEvent& e) override;
   void profile(int64_t pid, const std::vector<counters::PosixRecord>& posix,
                const std::vector<counters::StdioRecord>& stdio) override;
+  void warning(const std::string& what) override { warnings_.push_back(what); }
   void end() override;
   // Moves the finished unit's results into job (single-threaded merge).
   void merge_into(Job& job);
@@ -170,6 +171,7 @@ class UnitAgg : public UnitConsumer {
   std::unordered_map<uint32_t, std::string> resolved_paths_;
   std::vector<FuncInfo> func_infos_;
   uint64_t events_ = 0;
+  std::vector<std::string> warnings_;
   bool ended_ = false;
 };
 

@@ -176,9 +176,14 @@ static bool has_ext(const std::string& p, std::initializer_list<const char*> ext
 FileVerdict classify_file(const FileAgg& f, const Job& job) {
   FileVerdict v;
   v.path = f.path;
+  // Processes that share the file: those that read or wrote it (a launcher
+  // that only stat()s or opens it does not share its data; the text report's
+  // "I/O strategy" counts the same way). Metadata-only files: every process.
   std::vector<int64_t> pids;
+  const bool any_data = f.reads + f.writes > 0;
   for (auto& fp : f.procs)
-    if (std::find(pids.begin(), pids.end(), fp.pid) == pids.end()) pids.push_back(fp.pid);
+    if ((!any_data || fp.pf.reads + fp.pf.writes > 0) && std::find(pids.begin(), pids.end(), fp.pid) == pids.end())
+      pids.push_back(fp.pid);
   v.nprocs = pids.size();
   v.shared = v.nprocs > 1;
   const bool rd = f.reads > 0, wr = f.writes > 0;

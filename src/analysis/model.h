@@ -90,6 +90,9 @@ class UnitConsumer {
   // Counters a profile-mode process recorded itself (records keyed by path id).
   virtual void profile(int64_t /*pid*/, const std::vector<counters::PosixRecord>& /*posix*/,
                        const std::vector<counters::StdioRecord>& /*stdio*/) {}
+  // A problem worth reporting that does not stop the analysis (e.g. a file
+  // cut short by a killed writer, read up to its last complete block).
+  virtual void warning(const std::string& /*what*/) {}
   virtual void end() = 0;
 };
 

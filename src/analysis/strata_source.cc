@@ -216,6 +216,12 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       sync();
       c.profile(pi.pid, posix, stdio);
     }
+    // trace-format.md section 12: a cut-short final block is the end of the
+    // file, and readers should say so.
+    if (r.truncated())
+      c.warning(file + ": truncated: its last block is cut short (writer killed?); read up to the last complete block");
+    else if (!r.has_footer())
+      c.warning(file + ": no footer (process killed, or still running); read up to its last complete block");
     c.end();
   } catch (const reader::FormatError& err) {
     throw InputError(err.what());

@@ -184,7 +184,7 @@ void add_run(CLI::App& app) {
   cmd->add_option("--exclude", o->exclude, "Path prefix not to trace (repeatable; /proc, /sys, /dev and the trace are always excluded)");
   cmd->add_option("--include", o->include, "Trace only paths under this prefix (repeatable)");
   cmd->add_option("--layers", o->layers, "Comma-separated layers to record: posix,stdio,proc,app (default: all)");
-  cmd->add_option("--buffer-size", o->buffer_size, "Event buffer per thread in bytes (K/M suffixes; default 1M)");
+  cmd->add_option("--buffer-size", o->buffer_size, "Event buffer per thread in bytes (K/M/G suffixes; default 4M)");
   cmd->add_option("--flush-interval", o->flush_interval_ms, "Write buffered events at least every N ms (default 1000)");
   cmd->add_flag("-q,--quiet", o->quiet, "Print nothing but the command's own output");
   cmd->add_flag("--no-python", o->no_python, "Do not load the Python instrumentation");

@@ -20,7 +20,9 @@ inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t s
   s.stop(r < 0);
   FdEntry* e = fd_entry(fd);
   if (!e || e->state.load(std::memory_order_relaxed) != kFdTraced) {
-    s.skip();
+    // A call on a descriptor that is not open is the program's bug worth
+    // seeing: recorded without a path. Excluded descriptors stay silent.
+    if (!e && r < 0) s.record(fd, 0, explicit_offset, size, static_cast<int64_t>(r));
     return r;
   }
   int64_t off = explicit_offset;
@@ -37,11 +39,11 @@ template <class Call>
 inline auto fd_op(Fn fn, Layer layer, int fd, Call call, int64_t size = -1) {
   IoScope s(fn, layer);
   if (!s.on()) return call();
-  uint32_t path = fd_path(fd);
+  FdEntry* e = fd_entry(fd);
+  uint32_t path = e && e->state.load(std::memory_order_relaxed) == kFdTraced ? e->path.load(std::memory_order_relaxed) : 0;
   auto r = call();
   s.stop(r < 0);
-  if (path == 0) s.skip();
-  else s.record(fd, path, -1, size, static_cast<int64_t>(r));
+  if (path != 0 || (!e && r < 0)) s.record(fd, path, -1, size, static_cast<int64_t>(r));
   return r;
 }
 

@@ -131,27 +131,28 @@ void refresh_cwd() {
 }
 
 // First sight of a descriptor the runtime did not see opened: ask /proc.
-static void resolve_unknown(int fd, FdEntry* e) {
+// Returns false, leaving the entry unknown, when the descriptor is not open
+// (the number may be opened later by a call strata does not see).
+static bool resolve_unknown(int fd, FdEntry* e) {
   char link[64], target[kPathMax];
   std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   long n = sys::readlink(link, target, sizeof(target) - 1);
-  uint32_t sid = 0;
-  if (n > 0) {
-    target[n] = '\0';
-    sid = intern_path(target);
-  }
+  if (n <= 0) return false;
+  target[n] = '\0';
+  uint32_t sid = intern_path(target);
   long pos = sys::lseek(fd, 0, SEEK_CUR);
   e->path.store(sid, std::memory_order_relaxed);
   e->pos.store(pos < 0 ? 0 : pos, std::memory_order_relaxed);
   e->spos.store(pos < 0 ? 0 : pos, std::memory_order_relaxed);
   e->state.store(path_excluded(sid) ? kFdExcluded : kFdTraced, std::memory_order_release);
+  return true;
 }
 
 FdEntry* resolve_fd(int fd, FdEntry* e) {
   int saved = errno;
-  resolve_unknown(fd, e);
+  bool open = resolve_unknown(fd, e);
   errno = saved;
-  return e;
+  return open ? e : nullptr;
 }
 
 uint32_t fd_path(int fd) {

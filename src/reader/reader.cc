@@ -152,6 +152,13 @@ FileReader::FileReader(const std::string& path) : path_(path) {
     fp_ = nullptr;
     throw FormatError(path, -1, 0, "empty file, not a strata trace");
   }
+  if (file_size_ < sizeof(h)) {
+    bool ours = file_size_ >= 8 && std::fread(&h, 1, 8, fp_) == 8 && std::memcmp(h.magic, fmt::kFileMagic, 8) == 0;
+    std::fclose(fp_);
+    fp_ = nullptr;
+    throw FormatError(path, -1, 0, ours ? "file header cut short (" + std::to_string(file_size_) + " of 32 bytes)"
+                                        : "not a strata trace file (too short)");
+  }
   if (std::fread(&h, 1, sizeof(h), fp_) != sizeof(h) || std::memcmp(h.magic, fmt::kFileMagic, 8) != 0) {
     std::fclose(fp_);
     fp_ = nullptr;

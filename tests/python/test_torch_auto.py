@@ -60,6 +60,10 @@ def check_run(out, summary, df, epochs=EPOCHS, persistent=False):
     assert {f: int(per_file.get(f, 0)) for f in train} == {f: epochs for f in train}
     assert {f: int(per_file.get(f, 0)) for f in val} == {f: val_passes for f in val}
     reads = posix(df, "read", train + val)
+    # a tiny PNG is read by one read(2) of 4 KiB through Pillow: one read per fetch
+    nreads = reads.groupby("path", observed=True).size()
+    assert {f: int(nreads.get(f, 0)) for f in train} == {f: epochs for f in train}
+    assert {f: int(nreads.get(f, 0)) for f in val} == {f: val_passes for f in val}
     nbytes = reads[reads["ret"] > 0].groupby("path", observed=True)["ret"].sum()
     for f in train:
         assert nbytes[f] == epochs * os.path.getsize(f), f

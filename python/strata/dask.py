@@ -6,6 +6,7 @@
     ddf = sd.read_trace("t")                 # one partition per group of blocks
     sd.summary(ddf)                          # per (cat, name): count, time, bytes
     sd.by_tag(ddf, "epoch")                  # per tag value and layer
+    sd.by_tag_io(ddf, "epoch")               # per tag value: events, reads, writes, bytes
     sd.by_file(ddf)                          # per file: opens, reads, writes, bytes
 
 Every partition is decoded by the native reader (strata._reader) on a worker:
@@ -149,6 +150,22 @@ WRITE_NAMES = ["write", "pwrite", "pwrite64", "writev", "pwritev", "pwritev2", "
                "fwrite_unlocked"]
 OPEN_NAMES = ["open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2", "creat",
               "creat64", "fopen", "fopen64", "freopen", "freopen64"]
+
+
+def by_tag_io(df, key):
+    """Per tag value, like `strata analyze --by KEY`: events, reads, writes
+    (POSIX/STDIO data calls) and the bytes they moved (positive returns)."""
+    col = ("tag_" + key) if key in _frame.BASE_COLUMNS else key
+    d = df[df[col].notnull()]
+    io = d["cat"].isin(["POSIX", "STDIO"])
+    is_read = io & d["name"].isin(READ_NAMES)
+    is_write = io & d["name"].isin(WRITE_NAMES)
+    pos = d["ret"].where(d["ret"] > 0, 0)
+    d = d[[col]].assign(events=1, reads=is_read.astype("int64"), writes=is_write.astype("int64"),
+                        bytes_read=pos.where(is_read, 0), bytes_written=pos.where(is_write, 0))
+    out = _compute(_gb(d, col).agg({"events": "sum", "reads": "sum", "writes": "sum",
+                                    "bytes_read": "sum", "bytes_written": "sum"}))
+    return _finish(out, [col])
 
 
 def by_file(df):

@@ -21,6 +21,7 @@ def traced(tmp_path_factory, tiny_data):
     conftest.run_traced(out, [conftest.PYTHON, conftest.EXAMPLE, "--data", str(tiny_data), "--tiny",
                               "--ckpt", str(tmp / "ckpt")])
     info = conftest.strata_info_json(out)
+    info["analyze"] = json.loads(conftest.strata_cli("analyze", "--json", "--by", "epoch", str(out)))
     lines = conftest.strata_cli("cat", str(out)).splitlines()
     cat = pd.DataFrame.from_records([json.loads(l) for l in lines])
     return out, info, cat
@@ -86,6 +87,14 @@ def test_dask_matches_pandas_and_info(traced):
         pd.testing.assert_frame_equal(f, sd.by_file(df), check_dtype=False)
         p = sd.by_process(ddf)
         assert p["count"].groupby(level="pid").sum().sum() == info["events"]
+        # against the C++ analyzer: functions and the --by epoch breakdown
+        an = info["analyze"]
+        assert {(f["category"], f["name"]): (f["count"], f["errors"], f["time_ns"]) for f in an["functions"]} == \
+            {k: (int(r["count"]), int(r["errors"]), int(r["total_ns"])) for k, r in s.iterrows()}
+        io = sd.by_tag_io(ddf, "epoch")
+        pd.testing.assert_frame_equal(io, sd.by_tag_io(df, "epoch"), check_dtype=False)
+        assert {str(k): {c: int(r[c]) for c in io.columns} for k, r in io.iterrows()} == \
+            {k: {c: v[c] for c in io.columns} for k, v in an["by_epoch"].items()}
         t = sd.totals(ddf)
         assert t["events"] == info["events"] and t["processes"] == info["processes"]
         # per-file bytes read against strata cat

@@ -5,6 +5,7 @@ every sample file opened and read exactly as many times as the loader fetched it
 Tiny size: 64 train / 16 val images, batch 8, 2 workers, 2 epochs; validation
 after each epoch and once more after loading the last checkpoint."""
 import json
+import subprocess
 import os
 
 import pytest
@@ -157,3 +158,25 @@ def test_deep_mode_sample_tags(tmp_path, tiny_data):
         assert train[int(row["sample"])] == row["path"]
     # every nn.Module call, not only the top level
     assert int((df["name"] == "Conv2d.forward").sum()) == 2 * (TRAIN_STEPS + 2 * VAL_STEPS)
+
+
+def test_numpy_dataset(tmp_path):
+    """The example with .npy samples: numpy.load events name each file with the
+    array's bytes, above the POSIX reads of that file."""
+    data = tmp_path / "npy"
+    subprocess.run([conftest.PYTHON, conftest.EXAMPLE, "--data", str(data), "--tiny",
+                             "--format", "npy", "--generate-only"], check=True, env=conftest.clean_env())
+    out, summary, df = run_example(tmp_path, data, "--format", "npy", "--epochs", "1")
+    train, val = summary["train_files"], summary["val_files"]
+    loads = df[df["name"] == "numpy.load"]
+    assert loads["cat"].eq("numpy").all()
+    per_file = loads.groupby("path", observed=True).size()
+    assert {f: int(per_file.get(f, 0)) for f in train} == {f: 1 for f in train}
+    assert {f: int(per_file.get(f, 0)) for f in val} == {f: 2 for f in val}
+    assert loads["size"].eq(16 * 16 * 3).all() and loads["ret"].eq(16 * 16 * 3).all()
+    # each numpy.load contains the POSIX reads of its file (same process and thread)
+    reads = posix(df, "read", train)
+    for _, r in reads.iterrows():
+        enclosing = loads[(loads["pid"] == r["pid"]) & (loads["tid"] == r["tid"]) & (loads["path"] == r["path"])
+                          & (loads["ts"] <= r["ts"]) & (loads["ts"] + loads["dur"] >= r["ts"] + r["dur"])]
+        assert len(enclosing) == 1

@@ -5,8 +5,8 @@ every sample file opened and read exactly as many times as the loader fetched it
 Tiny size: 64 train / 16 val images, batch 8, 2 workers, 2 epochs; validation
 after each epoch and once more after loading the last checkpoint."""
 import json
-import subprocess
 import os
+import subprocess
 
 import pytest
 

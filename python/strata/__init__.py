@@ -243,11 +243,36 @@ def _wrap_generator(fn, nb, cb):
     return wrapper
 
 
+def _wrap_async_generator(fn, nb, cb):
+    # One event per resumption, as for generators; asend() values forwarded.
+    @functools.wraps(fn)
+    async def wrapper(*args, **kwargs):
+        agen = fn(*args, **kwargs)
+        to_send = None
+        while True:
+            t0 = _now()
+            try:
+                item = await agen.asend(to_send)
+            except StopAsyncIteration:
+                _complete(nb, cb, t0, _now() - t0)
+                return
+            except BaseException:
+                _complete(nb, cb, t0, _now() - t0)
+                raise
+            _complete(nb, cb, t0, _now() - t0)
+            try:
+                to_send = yield item
+            except GeneratorExit:
+                await agen.aclose()
+                raise
+    return wrapper
+
+
 def trace(fn=None, *, name=None, cat="app"):
     """Decorator: one complete event per call, named after the function's
     qualified name (or `name`). Works on functions, methods, static/class
-    methods, coroutine functions and generator functions (one event per
-    resumption). Keeps functools.wraps metadata. Without the tracer the function
+    methods, coroutine functions, and generator and async generator functions
+    (one event per resumption). Keeps functools.wraps metadata. Without the tracer the function
     is returned unchanged.
 
         @strata.trace
@@ -265,6 +290,8 @@ def trace(fn=None, *, name=None, cat="app"):
     cb = _b(cat)
     if inspect.isgeneratorfunction(fn):
         return _wrap_generator(fn, nb, cb)
+    if inspect.isasyncgenfunction(fn):
+        return _wrap_async_generator(fn, nb, cb)
     if inspect.iscoroutinefunction(fn):
         return _wrap_coroutine(fn, nb, cb)
     return _wrap_function(fn, nb, cb)

@@ -57,6 +57,12 @@ def test_decorator_generator(api_trace):
     assert count(df, "gen", "test") == 8
 
 
+def test_decorator_async(api_trace):
+    _, _, df = api_trace
+    assert count(df, "coro", "test") == 1
+    assert count(df, "agen", "test") == 4
+
+
 def test_iterate(api_trace):
     _, data, df = api_trace
     loop, fetch = df[df["name"] == "loop"], df[df["name"] == "loop.fetch"]

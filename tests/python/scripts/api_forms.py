@@ -75,6 +75,30 @@ try:
 except StopIteration as stop:
     assert stop.value == 11
 
+# coroutine (1 event) and async generator (3 items -> 4 resumptions)
+import asyncio  # noqa: E402
+
+
+@strata.trace(name="coro", cat="test")
+async def coro():
+    await asyncio.sleep(0)
+    return 5
+
+
+@strata.trace(name="agen", cat="test")
+async def agen(n):
+    for i in range(n):
+        await asyncio.sleep(0)
+        yield i
+
+
+async def use_async():
+    assert await coro() == 5
+    assert [x async for x in agen(3)] == [0, 1, 2]
+
+
+asyncio.run(use_async())
+
 # iterate: 5 items, step tag 10..14 on the POSIX reads of the body
 for i, x in enumerate(strata.iterate(range(5), name="loop", tag="step", cat="test", start=10)):
     assert x == i

@@ -1,7 +1,9 @@
 // gen_trace: writes a synthetic but realistic strata trace directory of N events,
 // for benchmarking the reader and `strata analyze` (issue 3: 100 M events).
 //
-//   gen_trace -o DIR [-n 100M] [-p 8] [-t 4] [-j 2] [--seed 1] [--block 8192] [--force]
+//   gen_trace -o DIR [-n 100M] [-p 8] [-t 4] [-j 2] [--seed 1] [--block 8192] [--speedup 1] [--force]
+//   (--speedup F divides every gap and duration by F: a faster storage tier,
+//   F times more events per second of trace)
 //
 // The job it imitates: P ranks of a data-parallel training run (common parent,
 // MPI-style ranks), each with a main thread and T-1 data-loader threads, over
@@ -48,6 +50,7 @@ struct Options {
   uint64_t seed = 1;
   size_t block = 8192;  // the runtime's default ring: 1 MiB / 64-byte records, drained when half full
   bool force = false;
+  double speedup = 1;  // divides every gap and duration: a faster storage tier, denser trace
 };
 
 uint64_t parse_count(const char* s) {
@@ -133,8 +136,9 @@ class ThreadGen {
   // Epochs and steps follow trace time: the run spans [origin, origin + span),
   // so all threads of a process change epoch and step together.
   ThreadGen(const Strings& s, int rank, int index, uint32_t tid, uint64_t origin, double span, uint64_t t0,
-            uint64_t seed)
-      : s_(s), rank_(rank), index_(index), tid_(tid), origin_(origin), span_(span), t_(t0), rng_(seed) {
+            uint64_t seed, double speedup)
+      : s_(s), rank_(rank), index_(index), tid_(tid), origin_(origin), span_(span), inv_speed_(1.0 / speedup), t_(t0),
+        rng_(seed) {
     if (index_ == 0) startup();
   }
   uint32_t tid() const { return tid_; }
@@ -170,10 +174,12 @@ class ThreadGen {
     int epoch, step;
     bool val;
     position(epoch, step, val);
-    t_ += 150 + rng_.below(index_ == 0 ? 4000 : 1200);  // gap since the previous call
+    t_ += scaled(150 + rng_.below(index_ == 0 ? 4000 : 1200));  // gap since the previous call
+    dur = std::max<uint64_t>(1, scaled(dur));
     queue_.push_back({t_, t_ + dur, offset, size, ret, name, path, ctx_id(epoch, step, val), fd, err});
     t_ += dur;
   }
+  uint64_t scaled(uint64_t ns) const { return static_cast<uint64_t>(static_cast<double>(ns) * inv_speed_); }
   uint64_t io_dur(int64_t bytes) { return 400 + static_cast<uint64_t>(bytes) / 3 + rng_.below(800 + bytes / 8); }
 
   void startup() {
@@ -268,7 +274,7 @@ class ThreadGen {
   int rank_, index_;
   uint32_t tid_;
   uint64_t origin_;
-  double span_;
+  double span_, inv_speed_;
   uint64_t t_;
   Rng rng_;
   std::vector<fmt::EncodeEvent> queue_;
@@ -366,7 +372,7 @@ FileResult write_process(const Options& o, int rank, uint64_t events, uint64_t s
     std::vector<ThreadGen> gens;
     for (int t = 0; t < o.threads; ++t)
       gens.emplace_back(s, rank, t, static_cast<uint32_t>(pid + t), start_mono, span, start_mono + 50'000 + t * 1000,
-                        o.seed * 1000003 + rank * 1009 + t);
+                        o.seed * 1000003 + rank * 1009 + t, o.speedup);
     uint64_t done = 0, full_done = 0, full_ns = 0;
     for (uint64_t flush_at = start_mono + 1'000'000'000; done < events; flush_at += 1'000'000'000) {
       for (auto& g : gens) {
@@ -401,7 +407,7 @@ FileResult write_process(const Options& o, int rank, uint64_t events, uint64_t s
 void usage() {
   std::fprintf(stderr,
                "usage: gen_trace -o DIR [-n EVENTS=100M] [-p PROCS=8] [-t THREADS=4] [-j JOBS=ncpu]\n"
-               "                 [--seed N] [--block EVENTS_PER_BLOCK=8192] [--force]\n");
+               "                 [--seed N] [--block EVENTS_PER_BLOCK=8192] [--speedup F=1] [--force]\n");
 }
 
 }  // namespace
@@ -423,11 +429,13 @@ int main(int argc, char** argv) {
       else if (a == "--seed") o.seed = parse_count(val());
       else if (a == "--block") o.block = parse_count(val());
       else if (a == "--force") o.force = true;
+      else if (a == "--speedup") o.speedup = std::strtod(val(), nullptr);
       else if (a == "-h" || a == "--help") { usage(); return 0; }
       else throw std::runtime_error("unknown argument " + a);
     }
     if (o.out.empty()) { usage(); return 2; }
-    if (o.procs < 1 || o.threads < 1 || o.block < 1 || o.block > 1'000'000) throw std::runtime_error("bad -p/-t/--block");
+    if (o.procs < 1 || o.threads < 1 || o.block < 1 || o.block > 1'000'000 || !(o.speedup > 0))
+      throw std::runtime_error("bad -p/-t/--block/--speedup");
     fs::create_directories(o.out);
     for (auto& e : fs::directory_iterator(o.out)) {
       if (e.path().extension() != fmt::kFileSuffix) continue;

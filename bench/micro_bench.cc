@@ -1,6 +1,7 @@
 // Micro benchmarks (Google Benchmark) of the trace format's hot pieces:
 //   - EventsEncoder::encode of 8192 pread-like events (the writer thread's
-//     per-block work), alone and with zstd framing (BlockFramer);
+//     per-block work), alone and with zstd framing (BlockFramer) at several
+//     block sizes and zstd levels;
 //   - varint put/get (every column);
 //   - FileReader decode of a generated 1M-event pread trace.
 // items_per_second is events (or varints) per second on one core.
@@ -65,11 +66,13 @@ void BM_EventsEncoder(benchmark::State& state) {
 }
 BENCHMARK(BM_EventsEncoder)->Arg(8192);
 
+// Args: events per block, zstd level (the runtime's default is 1; negative
+// levels are zstd's faster modes, STRATA_ZSTD_LEVEL selects one at run time).
 void BM_EncodeAndFrame(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   auto ev = pread_events(n);
   fmt::EventsEncoder enc(n);
-  fmt::BlockFramer framer(1);
+  fmt::BlockFramer framer(static_cast<int>(state.range(1)));
   fmt::ByteSink out;
   out.reserve(n * 20 * fmt::kNumColumns + 64);
   for (auto _ : state) {
@@ -80,7 +83,7 @@ void BM_EncodeAndFrame(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
   state.counters["stored_B_per_event"] = double(framer.size()) / n;
 }
-BENCHMARK(BM_EncodeAndFrame)->Arg(8192)->Arg(16384);
+BENCHMARK(BM_EncodeAndFrame)->ArgNames({"events", "level"})->Args({8192, 1})->Args({16384, 1})->Args({8192, -1})->Args({8192, -5})->Args({8192, 3});
 
 // Values as the columns see them: mostly one byte, some 2-3 bytes (gaps,
 // durations), a few long (new offset deltas).

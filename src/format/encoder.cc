@@ -25,7 +25,7 @@ void ByteSink::put_bytes(const void* p, size_t n) {
 EventsEncoder::EventsEncoder(size_t max_events)
     : max_events_(max_events),
       per_column_(max_events * 20 + 32),  // a run-length pair is two varints of at most 10 bytes
-      storage_(per_column_ * kNumColumns) {}
+      storage_(new uint8_t[per_column_ * kNumColumns]) {}
 
 namespace {
 struct Run {
@@ -51,7 +51,7 @@ inline uint8_t* run_put(uint8_t* p, Run& r, uint64_t v) {
 // they stay in registers; byte stores through members would force reloads.
 void EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mask, uint64_t first, size_t n,
                            ByteSink& out) {
-  uint8_t* base = storage_.data();
+  uint8_t* base = storage_.get();
   uint8_t *c_name = base, *c_ts = base + per_column_, *c_dur = base + 2 * per_column_,
           *c_fd = base + 3 * per_column_, *c_path = base + 4 * per_column_, *c_off = base + 5 * per_column_,
           *c_size = base + 6 * per_column_, *c_ret = base + 7 * per_column_, *c_err = base + 8 * per_column_,
@@ -116,10 +116,10 @@ void EventsEncoder::finish(uint32_t tid, uint64_t base_ts, uint8_t* const* ends,
   for (int c = 0; c < kNumColumns; ++c) {
     out.put_u8(static_cast<uint8_t>(c + 1));
     out.put_u8(static_cast<uint8_t>(kColumnIsRunLength[c] ? ColumnEncoding::kRunLength : ColumnEncoding::kVarint));
-    out.put_varint(static_cast<uint64_t>(ends[c] - (storage_.data() + c * per_column_)));
+    out.put_varint(static_cast<uint64_t>(ends[c] - (storage_.get() + c * per_column_)));
   }
   for (int c = 0; c < kNumColumns; ++c) {
-    const uint8_t* start = storage_.data() + c * per_column_;
+    const uint8_t* start = storage_.get() + c * per_column_;
     out.put_bytes(start, static_cast<size_t>(ends[c] - start));
   }
 }

@@ -38,6 +38,9 @@ def main():
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--data", default=None, help="data set dir (default: a temporary one)")
+    ap.add_argument("--traced-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra environment of the traced runs (e.g. STRATA_PY=0 to measure "
+                         "the runtime without the Python layer)")
     ap.add_argument("example_flags", nargs="*", help="flags for train.py (after --)")
     a = ap.parse_args()
     strata = os.path.join(a.build, "bin", "strata")
@@ -47,12 +50,13 @@ def main():
     base = ["/usr/bin/python3", EXAMPLE, "--data", data, "--ckpt", os.path.join(tmp, "ckpt")] + a.example_flags
     subprocess.run(base + ["--generate-only"], env=env, check=True)
     run(base, env)  # warm the page cache and torch's import
+    tenv = dict(env, **dict(kv.split("=", 1) for kv in a.traced_env))
     plain, traced = [], []
     trace = os.path.join(tmp, "trace")
     for _ in range(a.runs):
         plain.append(run(base, env))
         shutil.rmtree(trace, ignore_errors=True)
-        traced.append(run([strata, "run", "-o", trace, "--"] + base, env))
+        traced.append(run([strata, "run", "-o", trace, "--"] + base, tenv))
     info = json.loads(subprocess.run([strata, "info", "--json", trace], stdout=subprocess.PIPE,
                                      check=True, text=True).stdout)
     mp, mt = statistics.median(w for w, _ in plain), statistics.median(w for w, _ in traced)
@@ -63,7 +67,8 @@ def main():
                       "cpu_overhead_pct": round(100.0 * (ct - cp) / cp, 2),
                       "plain_s": [round(w, 3) for w, _ in plain], "traced_s": [round(w, 3) for w, _ in traced],
                       "events": info.get("events"), "trace_bytes": info.get("bytes"),
-                      "processes": info.get("processes"), "example_flags": a.example_flags}, indent=1))
+                      "processes": info.get("processes"), "example_flags": a.example_flags,
+                      "traced_env": a.traced_env}, indent=1))
     if not a.data:
         shutil.rmtree(tmp, ignore_errors=True)
 

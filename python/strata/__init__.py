@@ -14,7 +14,6 @@ the function unchanged, `iterate` returns the iterable unchanged, `region` and
 `tag` do nothing.
 """
 import functools
-import inspect
 import time
 
 from . import _capi
@@ -288,11 +287,13 @@ def trace(fn=None, *, name=None, cat="app"):
         return fn
     nb = _b(name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "call"))
     cb = _b(cat)
-    if inspect.isgeneratorfunction(fn):
+    # code flags instead of the inspect module (heavy to import at start-up)
+    flags = getattr(getattr(fn, "__code__", None), "co_flags", 0)
+    if flags & 0x20:     # CO_GENERATOR
         return _wrap_generator(fn, nb, cb)
-    if inspect.isasyncgenfunction(fn):
+    if flags & 0x200:    # CO_ASYNC_GENERATOR
         return _wrap_async_generator(fn, nb, cb)
-    if inspect.iscoroutinefunction(fn):
+    if flags & 0x80:     # CO_COROUTINE
         return _wrap_coroutine(fn, nb, cb)
     return _wrap_function(fn, nb, cb)
 

@@ -549,6 +549,9 @@ def _patch_pil_image(Image):
     Image.open = _io_wrapper(Image.open, b"PIL.Image.open", CAT_PIL, lambda r, a, k: -1)
 
 
+_bands = {}
+
+
 def _patch_pil_imagefile(ImageFile):
     IF = ImageFile.ImageFile
     orig_load = IF.load
@@ -569,7 +572,10 @@ def _patch_pil_imagefile(ImageFile):
             if ok:
                 try:
                     w, h = self.size
-                    n = w * h * len(self.getbands())
+                    bands = _bands.get(self.mode)
+                    if bands is None:
+                        bands = _bands[self.mode] = len(self.getbands())
+                    n = w * h * bands
                 except Exception:
                     n = -1
             fn = getattr(self, "filename", None)
@@ -624,15 +630,21 @@ def install():
         return True
     if not _capi.ENABLED:
         return False
-    lib = _capi.lib
-    _now = lib.strata_now
-    _complete = lib.strata_complete
-    _complete_io = lib.strata_complete_io
-    _tag_set_int = lib.strata_tag_set_int
-    _tag_set_str = lib.strata_tag_set_str
-    _tag_unset = lib.strata_tag_unset
-    _tag_save = lib.strata_tag_save
-    _tag_restore = lib.strata_tag_restore
+    hot = _capi.fast if _capi.fast is not None else None
+    if hot is not None:   # strata._fast: no ctypes argument conversion
+        _now, _complete, _complete_io = hot.now, hot.complete, hot.complete_io
+        _tag_set_int, _tag_set_str, _tag_unset = hot.tag_set_int, hot.tag_set_str, hot.tag_unset
+        _tag_save, _tag_restore = hot.tag_save, hot.tag_restore
+    else:
+        lib = _capi.lib
+        _now = lib.strata_now
+        _complete = lib.strata_complete
+        _complete_io = lib.strata_complete_io
+        _tag_set_int = lib.strata_tag_set_int
+        _tag_set_str = lib.strata_tag_set_str
+        _tag_unset = lib.strata_tag_unset
+        _tag_save = lib.strata_tag_save
+        _tag_restore = lib.strata_tag_restore
     _installed = True
 
     sys.meta_path.insert(0, _PostImportFinder())

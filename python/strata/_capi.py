@@ -7,10 +7,12 @@ symbols are absent, or the runtime says it is not recording, ENABLED is False
 and every wrapper in strata becomes a cheap no-op.
 """
 import ctypes
+import glob
 import os
 
 ENABLED = False
 lib = None
+fast = None   # strata._fast (hot calls without ctypes) when found
 
 
 def _bind(handle):
@@ -59,4 +61,59 @@ def _load():
         ENABLED = False
 
 
+def runtime_lib_dir():
+    """Directory of the preloaded libstrata.so, from /proc/self/maps."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                if "libstrata" in line and line.rstrip().endswith(".so"):
+                    return os.path.dirname(line.split(None, 5)[-1].strip())
+    except OSError:
+        pass
+    return None
+
+
+def native_dirs():
+    """Where the native modules may be: beside the package (installed),
+    $STRATA_PY_NATIVE, <libstrata.so dir>/../python/strata (the build tree of
+    the runtime in use), then <repo>/build*/python/strata (newest first)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = [here]
+    env = os.environ.get("STRATA_PY_NATIVE")
+    if env:
+        out.append(env)
+    libdir = runtime_lib_dir()
+    if libdir:
+        out.append(os.path.normpath(os.path.join(libdir, os.pardir, "python", "strata")))
+    repo = os.path.dirname(os.path.dirname(here))
+    builds = glob.glob(os.path.join(repo, "build*", "python", "strata"))
+    builds.sort(key=os.path.getmtime, reverse=True)
+    out.extend(builds)
+    return out
+
+
+def load_extension(name):
+    """Imports strata.<name> from the first of native_dirs() holding it."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+    full = "strata." + name
+    if full in sys.modules:
+        return sys.modules[full]
+    for d in native_dirs():
+        for so in sorted(glob.glob(os.path.join(d, name + ".*.so")) + glob.glob(os.path.join(d, name + ".so"))):
+            loader = importlib.machinery.ExtensionFileLoader(full, so)
+            spec = importlib.util.spec_from_file_location(full, so, loader=loader)
+            mod = importlib.util.module_from_spec(spec)
+            loader.exec_module(mod)
+            sys.modules[full] = mod
+            return mod
+    return None
+
+
 _load()
+if ENABLED and os.environ.get("STRATA_PY_FAST", "1") != "0":
+    try:
+        fast = load_extension("_fast")
+    except ImportError:
+        fast = None

@@ -14,7 +14,6 @@ Columns of read_trace (one row per event):
                   (e.g. epoch, step, worker); a tag key that collides with a
                   column above is prefixed "tag_".
 """
-import glob
 import os
 
 import numpy as np
@@ -26,59 +25,17 @@ BASE_COLUMNS = ["pid", "tid", "ts", "dur", "cat", "name", "kind", "path", "fd",
 _native = None
 
 
-def _runtime_lib_dir():
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                if "libstrata" in line and line.rstrip().endswith(".so"):
-                    return os.path.dirname(line.split(None, 5)[-1].strip())
-    except OSError:
-        pass
-    return None
-
-
-def _native_candidates():
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = []
-    env = os.environ.get("STRATA_PY_NATIVE")
-    if env:
-        out.append(env)
-    libdir = _runtime_lib_dir()
-    if libdir:
-        out.append(os.path.join(libdir, os.pardir, "python", "strata"))
-    repo = os.path.dirname(os.path.dirname(here))
-    builds = glob.glob(os.path.join(repo, "build*", "python", "strata", "_reader*.so"))
-    builds.sort(key=lambda p: os.path.getmtime(p), reverse=True)
-    out.extend(os.path.dirname(p) for p in builds)
-    return out
-
-
 def _load_native():
     """strata._reader: beside the package (installed), or in a build tree."""
     global _native
-    if _native is not None:
-        return _native
-    try:
-        from . import _reader
-        _native = _reader
-        return _native
-    except ImportError:
-        pass
-    import importlib.machinery
-    import importlib.util
-    import sys
-    for d in _native_candidates():
-        for so in sorted(glob.glob(os.path.join(d, "_reader*.so"))):
-            loader = importlib.machinery.ExtensionFileLoader("strata._reader", so)
-            spec = importlib.util.spec_from_file_location("strata._reader", so, loader=loader)
-            mod = importlib.util.module_from_spec(spec)
-            loader.exec_module(mod)
-            sys.modules["strata._reader"] = mod
-            _native = mod
-            return mod
-    raise ImportError("strata._reader (the native trace reader) was not found: build it "
-                      "(cmake --build <build>; target strata_py_reader) or set STRATA_PY_NATIVE "
-                      "to the directory holding _reader*.so")
+    if _native is None:
+        from . import _capi
+        _native = _capi.load_extension("_reader")
+        if _native is None:
+            raise ImportError("strata._reader (the native trace reader) was not found in %s: build it "
+                              "(cmake --build <build>; target strata_py_reader) or set STRATA_PY_NATIVE "
+                              "to the directory holding _reader*.so" % _capi.native_dirs())
+    return _native
 
 
 def scan(path, blocks=True):

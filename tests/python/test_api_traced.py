@@ -7,13 +7,16 @@ import conftest
 import strata
 
 
-@pytest.fixture(scope="module")
-def api_trace(tmp_path_factory):
+@pytest.fixture(scope="module", params=["fast", "ctypes"])
+def api_trace(tmp_path_factory, request):
+    """The script run twice: through strata._fast, and through ctypes only."""
     d = tmp_path_factory.mktemp("api")
     data = d / "data.bin"
     data.write_bytes(os.urandom(10000))
     out = d / "trace"
-    p = conftest.run_traced(out, [conftest.PYTHON, os.path.join(conftest.SCRIPTS, "api_forms.py"), str(data)])
+    env = {"STRATA_PY_FAST": "0"} if request.param == "ctypes" else {}
+    p = conftest.run_traced(out, [conftest.PYTHON, os.path.join(conftest.SCRIPTS, "api_forms.py"), str(data),
+                                  request.param], env=env)
     assert p.stdout.strip().endswith("ok")
     df = strata.read_trace(out)
     py = df[df["pid"] == df.loc[df["name"] == "block", "pid"].iloc[0]]

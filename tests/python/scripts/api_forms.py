@@ -7,6 +7,8 @@ import strata
 
 data_path = sys.argv[1]
 assert strata.enabled(), "runtime not loaded"
+if len(sys.argv) > 2:   # which binding the calls go through
+    assert (strata._capi.fast is not None) == (sys.argv[2] == "fast"), sys.argv[2]
 
 
 def read_file():

@@ -132,7 +132,8 @@ class FileReader {
   const Dictionary& dict() const { return dict_; }
   // Decodes the next EVENTS block (reading DICT/STATS blocks on the way).
   bool next(EventBatch& out);
-  // Like next() but skips decoding; returns the block's event count (0 at end).
+  // Like next() but skips the next EVENTS block without reading its payload
+  // (its checksum is not verified); returns its event count (0 at end).
   uint64_t skip_events_block();
   const FileStats& stats() const { return stats_; }
   // Records of the last PROFILE block read so far (profile mode traces).

@@ -507,12 +507,33 @@ bool FileReader::next(EventBatch& out) {
 }
 
 uint64_t FileReader::skip_events_block() {
+  // EVENTS payloads are skipped unread (their count is in the checked
+  // header); other blocks are read as usual (dictionaries, stats, profile).
   std::vector<uint8_t>& payload = raw_;
-  uint8_t type;
-  uint32_t count;
-  while (read_block(payload, type, count)) {
+  while (pos_ < file_size_) {
+    fmt::BlockHeader h{};
+    if (file_size_ - pos_ < sizeof(h)) {
+      truncated_tail_ = true;
+      return 0;
+    }
+    if (std::fread(&h, 1, sizeof(h), fp_) != sizeof(h)) fail("read error");
+    std::fseek(fp_, static_cast<long>(pos_), SEEK_SET);
+    if (h.type == static_cast<uint8_t>(fmt::BlockType::kEvents) && h.magic == fmt::kBlockMagic &&
+        fmt::header_hash_of(h) == h.header_hash && h.stored_size <= fmt::kMaxBlockPayload) {
+      if (pos_ + sizeof(h) + h.stored_size > file_size_) {
+        truncated_tail_ = true;
+        return 0;
+      }
+      block_offset_ = pos_;
+      ++block_index_;
+      pos_ += sizeof(h) + h.stored_size;
+      std::fseek(fp_, static_cast<long>(pos_), SEEK_SET);
+      return h.count;
+    }
+    uint8_t type;
+    uint32_t count;
+    if (!read_block(payload, type, count)) return 0;  // reports a bad header itself
     switch (static_cast<fmt::BlockType>(type)) {
-      case fmt::BlockType::kEvents: return count;
       case fmt::BlockType::kDict: decode_dict(payload, count); break;
       case fmt::BlockType::kStats: decode_stats(payload); break;
       case fmt::BlockType::kProfile: decode_profile(payload); break;

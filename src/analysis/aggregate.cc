@@ -111,6 +111,8 @@ void TagAgg::merge(const TagAgg& o) {
   write_ns += o.write_ns;
   meta_ns += o.meta_ns;
   compute_ns += o.compute_ns;
+  loader_waits += o.loader_waits;
+  loader_wait_ns += o.loader_wait_ns;
   bytes_read += o.bytes_read;
   bytes_written += o.bytes_written;
   first_ts = std::min(first_ts, o.first_ts);
@@ -301,8 +303,12 @@ void UnitAgg::event(const IoEvent& e) {
         ++t.meta_ops;
         t.meta_ns += e.dur;
       }
-    } else if (f.is_compute) {
-      t.compute_ns += e.dur;
+    } else {
+      if (f.is_compute) t.compute_ns += e.dur;
+      if (f.is_loader_wait) {
+        ++t.loader_waits;
+        t.loader_wait_ns += e.dur;
+      }
     }
   };
   if (!cfg_.by_key.empty()) {

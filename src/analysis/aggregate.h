@@ -67,7 +67,9 @@ struct TagAgg {
   uint64_t events = 0, reads = 0, writes = 0, meta_ops = 0;
   int64_t io_ns = 0, read_ns = 0, write_ns = 0, meta_ns = 0, compute_ns = 0;
   int64_t bytes_read = 0, bytes_written = 0;
-  int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
+  int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;  // any event carrying the tag value
+  uint64_t loader_waits = 0;  // "dataloader.next" events (batches asked for)
+  int64_t loader_wait_ns = 0; // their summed duration: the training loop waiting on the loader
   void merge(const TagAgg& o);
 };
 

@@ -4,9 +4,11 @@
 #include <atomic>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -284,6 +286,176 @@ FileVerdict classify_file(const FileAgg& f, const Job& job) {
   return v;
 }
 
+std::string parent_dir(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();  // a directory's parent
+  size_t k = p.find_last_of('/');
+  return k == std::string::npos ? std::string() : p.substr(0, k + 1);
+}
+
+std::vector<std::string> rollup_dirs(const std::vector<std::pair<std::string, std::string>>& items,
+                                     const std::vector<std::pair<std::string, std::string>>& universe) {
+  // Per directory: the one key of every universe file below it, or impure.
+  struct Purity {
+    std::string key;
+    bool mixed = false;
+  };
+  std::map<std::string, Purity> purity;
+  for (auto& [path, key] : universe)
+    for (std::string d = parent_dir(path); !d.empty(); d = d == "/" ? std::string() : parent_dir(d)) {
+      auto [it, fresh] = purity.emplace(d, Purity{key, false});
+      if (!fresh && it->second.key != key) it->second.mixed = true;
+    }
+  auto pure = [&](const std::string& d, const std::string& key) {
+    auto it = purity.find(d);
+    return it == purity.end() || (!it->second.mixed && it->second.key == key);
+  };
+  // Climb from each item's directory while the parent (never "/") holds only
+  // files of the item's key.
+  std::vector<std::string> top(items.size());
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string d = parent_dir(items[i].first);
+    while (!d.empty() && d != "/") {
+      std::string up = parent_dir(d);
+      if (up.empty() || up == "/" || !pure(up, items[i].second)) break;
+      d = up;
+    }
+    groups[{d, items[i].second}].push_back(i);
+  }
+  std::vector<std::string> out(items.size());
+  for (auto& [key, idx] : groups) {
+    if (idx.size() < kDirGroupMin || key.first.empty()) continue;
+    // Shown as the deepest directory holding all of them.
+    std::string lca = parent_dir(items[idx[0]].first);
+    for (size_t i : idx) {
+      const std::string d = parent_dir(items[i].first);
+      size_t n = 0;
+      while (n < lca.size() && n < d.size() && lca[n] == d[n]) ++n;
+      lca = lca.substr(0, n);
+      lca = lca.substr(0, lca.find_last_of('/') + 1);
+    }
+    for (size_t i : idx) out[i] = lca;
+  }
+  return out;
+}
+
+namespace {
+
+// Files that moved data (read or written): the universe a roll-up directory
+// must hold nothing else of.
+std::vector<std::pair<std::string, std::string>> data_files(const Job& job,
+                                                            const std::map<std::string, std::string>& keys) {
+  std::vector<std::pair<std::string, std::string>> u;
+  for (auto& [path, f] : job.files) {
+    if (f.reads + f.writes == 0) continue;
+    auto it = keys.find(path);
+    u.emplace_back(path, it == keys.end() ? std::string() : it->second);
+  }
+  return u;
+}
+
+}  // namespace
+
+std::vector<DatasetDir> dataset_dirs(const Job& job) {
+  std::vector<std::pair<std::string, std::string>> items;
+  std::map<std::string, std::string> keys;
+  std::vector<std::pair<const FileAgg*, FileVerdict>> files;
+  for (auto& [path, f] : job.files) {
+    FileVerdict v = classify_file(f, job);
+    if (v.role != Role::kTrainData && v.role != Role::kValData) continue;
+    items.emplace_back(path, role_name(v.role));
+    keys[path] = role_name(v.role);
+    files.emplace_back(&f, std::move(v));
+  }
+  std::vector<std::string> dirs = rollup_dirs(items, data_files(job, keys));
+  struct Acc {
+    DatasetDir d;
+    std::vector<int64_t> readers;
+    std::vector<std::string> epochs;
+  };
+  std::map<std::pair<std::string, int>, Acc> acc;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (dirs[i].empty()) continue;
+    const FileAgg& f = *files[i].first;
+    const FileVerdict& v = files[i].second;
+    Acc& a = acc[{dirs[i], static_cast<int>(v.role)}];
+    DatasetDir& d = a.d;
+    d.role = v.role;
+    ++d.files;
+    d.opens += f.opens;
+    d.reads += f.reads;
+    d.stats += f.stats;
+    d.bytes_read += f.bytes_read;
+    d.extent += f.extent;
+    d.read_ns += f.read_ns;
+    d.meta_ns += f.meta_ns;
+    if (v.nprocs > 1 && f.reads > 0) ++d.shared_files;
+    if (v.read_extent == "whole") ++d.whole_files;
+    size_t readers = 0;
+    for (auto& fp : f.procs) {
+      if (fp.pf.reads == 0) continue;
+      ++readers;
+      a.readers.push_back(fp.pid);
+      for (auto& e : fp.pf.read_epochs) a.epochs.push_back(e);
+    }
+    d.min_readers = d.files == 1 ? readers : std::min(d.min_readers, readers);
+    d.max_readers = std::max(d.max_readers, readers);
+  }
+  std::vector<DatasetDir> out;
+  for (auto& [key, a] : acc) {
+    DatasetDir d = a.d;
+    d.dir = key.first;
+    std::sort(a.readers.begin(), a.readers.end());
+    d.readers = static_cast<size_t>(std::unique(a.readers.begin(), a.readers.end()) - a.readers.begin());
+    std::sort(a.epochs.begin(), a.epochs.end());
+    d.epochs = static_cast<size_t>(std::unique(a.epochs.begin(), a.epochs.end()) - a.epochs.begin());
+    if (job.sizes_known && d.extent > 0 && d.bytes_read > 0)
+      d.reread = static_cast<double>(d.bytes_read) / static_cast<double>(d.extent);
+    out.push_back(std::move(d));
+  }
+  std::sort(out.begin(), out.end(), [](const DatasetDir& x, const DatasetDir& y) {
+    int64_t tx = x.read_ns + x.meta_ns, ty = y.read_ns + y.meta_ns;
+    return tx != ty ? tx > ty : x.dir < y.dir;
+  });
+  return out;
+}
+
+namespace {
+
+// Rolls items up (rollup_dirs): one group per roll-up directory, every other
+// item a group of its own, in the items' order of first appearance.
+std::vector<StageAdvice::Group> group_items(std::vector<StageAdvice::Group> items, const std::vector<std::string>& dirs) {
+  std::vector<StageAdvice::Group> out;
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  for (size_t i = 0; i < items.size(); ++i) {
+    StageAdvice::Group& g = items[i];
+    if (dirs[i].empty()) {
+      out.push_back(g);
+      continue;
+    }
+    auto [pos, fresh] = index.emplace(std::make_pair(dirs[i], g.reason), out.size());
+    if (fresh) {
+      StageAdvice::Group d;
+      d.name = dirs[i];
+      d.is_dir = true;
+      d.reason = g.reason;
+      out.push_back(d);
+    }
+    StageAdvice::Group& d = out[pos->second];
+    d.files += g.files;
+    d.size += g.size;
+    d.read_ns += g.read_ns;
+    d.bytes_read += g.bytes_read;
+    d.saved_ns += g.saved_ns;
+  }
+  for (auto& g : out)
+    if (g.is_dir && g.size > 0) g.reread = static_cast<double>(g.bytes_read) / static_cast<double>(g.size);
+  return out;
+}
+
+}  // namespace
+
 StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
   StageAdvice a;
   if (speedup <= 1) speedup = 1.0001;
@@ -305,10 +477,12 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
     if (reread <= 1.01) {
       a.warnings.push_back(path + ": read once (re-read " + std::to_string(reread).substr(0, 4) +
                            "x): staging costs a full read and saves nothing");
+      a.warning_items.push_back({path, "read once", f.extent, f.read_ns, f.bytes_read, reread});
       continue;
     }
     if (capacity >= 0 && f.extent > capacity) {
       a.warnings.push_back(path + ": " + std::to_string(f.extent) + " B does not fit the capacity");
+      a.warning_items.push_back({path, "too large", f.extent, f.read_ns, f.bytes_read, reread});
       continue;
     }
     if (benefit <= 0) continue;
@@ -322,9 +496,131 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
     if (capacity >= 0 && a.used + c.f->extent > capacity) continue;
     a.used += c.f->extent;
     a.saved_ns += static_cast<int64_t>(c.benefit_ns);
-    a.picks.push_back({c.f->path, c.f->extent, c.f->read_ns, c.reread, static_cast<int64_t>(c.benefit_ns)});
+    a.picks.push_back(
+        {c.f->path, c.f->extent, c.f->read_ns, c.reread, static_cast<int64_t>(c.benefit_ns), c.f->bytes_read});
   }
+  // Roll-ups: picks by role (train and validation data apart), warnings by
+  // reason; a directory holding any other file that moved data is not merged.
+  std::map<std::string, std::string> keys;
+  std::vector<std::pair<std::string, std::string>> pick_items, warn_items;
+  std::vector<StageAdvice::Group> pick_groups, warn_groups;
+  for (auto& p : a.picks) {
+    std::string key = std::string("stage ") + role_name(classify_file(job.files.at(p.path), job).role);
+    keys[p.path] = key;
+    pick_items.emplace_back(p.path, key);
+    StageAdvice::Group g;
+    g.name = p.path;
+    g.files = 1;
+    g.size = p.size;
+    g.read_ns = p.read_ns;
+    g.bytes_read = p.bytes_read;
+    g.saved_ns = p.saved_ns;
+    g.reread = p.reread;
+    pick_groups.push_back(g);
+  }
+  for (auto& w : a.warning_items) {
+    keys[w.path] = "warn " + w.reason;
+    warn_items.emplace_back(w.path, "warn " + w.reason);
+    StageAdvice::Group g;
+    g.name = w.path;
+    g.reason = w.reason;
+    g.files = 1;
+    g.size = w.size;
+    g.read_ns = w.read_ns;
+    g.bytes_read = w.bytes_read;
+    g.reread = w.reread;
+    warn_groups.push_back(g);
+  }
+  const auto universe = data_files(job, keys);
+  a.groups = group_items(std::move(pick_groups), rollup_dirs(pick_items, universe));
+  std::stable_sort(a.groups.begin(), a.groups.end(), [](auto& x, auto& y) { return x.saved_ns > y.saved_ns; });
+  a.warning_groups = group_items(std::move(warn_groups), rollup_dirs(warn_items, universe));
+  std::stable_sort(a.warning_groups.begin(), a.warning_groups.end(),
+                   [](auto& x, auto& y) { return x.read_ns > y.read_ns; });
   return a;
+}
+
+DlSummary dl_summary(const Job& job) {
+  DlSummary s;
+  for (auto& [k, f] : job.funcs) {
+    if (f.layer != Layer::kApp) continue;
+    const std::string cat = lower(f.category), name = lower(f.name);
+    if (classify(f.name, f.category).is_loader_wait) {
+      s.batches += f.count;
+      s.loader_wait_ns += f.total_ns;
+    }
+    if (cat.find("dataloader") != std::string::npos || name.rfind("dataloader.", 0) == 0) s.present = true;
+    if (cat == "checkpoint") s.checkpoint_calls.push_back({f.name, f.count, f.total_ns});
+  }
+  if (!job.by_epoch.empty()) s.present = true;
+  if (!s.present) return s;
+
+  // Epochs in numeric order when every value is an integer.
+  bool numeric = true;
+  for (auto& [k, a] : job.by_epoch) {
+    char* endp = nullptr;
+    std::strtoll(k.c_str(), &endp, 10);
+    numeric = numeric && !k.empty() && endp && *endp == '\0';
+  }
+  for (auto& [k, a] : job.by_epoch) {
+    DlSummary::Epoch e;
+    e.value = k;
+    e.wall_ns = a.last_ts > a.first_ts ? a.last_ts - a.first_ts : 0;
+    e.loader_wait_ns = a.loader_wait_ns;
+    e.batches = a.loader_waits;
+    e.compute_ns = a.compute_ns;
+    e.io_ns = a.io_ns;
+    e.read_ns = a.read_ns;
+    e.reads = a.reads;
+    e.bytes_read = job.sizes_known ? a.bytes_read : -1;
+    e.bytes_written = job.sizes_known ? a.bytes_written : -1;
+    s.epochs.push_back(e);
+  }
+  if (numeric)
+    std::stable_sort(s.epochs.begin(), s.epochs.end(), [](auto& x, auto& y) {
+      return std::strtoll(x.value.c_str(), nullptr, 10) < std::strtoll(y.value.c_str(), nullptr, 10);
+    });
+  if (s.epochs.size() >= 2) {
+    const DlSummary::Epoch& first = s.epochs[0];
+    double io = 0, rd = 0;
+    for (size_t i = 1; i < s.epochs.size(); ++i) {
+      const DlSummary::Epoch& e = s.epochs[i];
+      if (first.batches > 0 && e.batches != first.batches) {
+        s.left_out.push_back(e.value);
+        continue;
+      }
+      s.compared.push_back(e.value);
+      io += static_cast<double>(e.io_ns);
+      rd += static_cast<double>(e.read_ns);
+    }
+    if (!s.compared.empty()) {
+      s.has_first_vs_rest = true;
+      s.first_io_ns = first.io_ns;
+      s.first_read_ns = first.read_ns;
+      s.rest_io_ns = io / static_cast<double>(s.compared.size());
+      s.rest_read_ns = rd / static_cast<double>(s.compared.size());
+    }
+  }
+
+  std::map<int, DlSummary::RoleFiles> roles;
+  for (auto& [path, f] : job.files) {
+    FileVerdict v = classify_file(f, job);
+    DlSummary::RoleFiles& r = roles[static_cast<int>(v.role)];
+    r.role = v.role;
+    ++r.files;
+    r.reads += f.reads;
+    r.writes += f.writes;
+    r.bytes_read += f.bytes_read;
+    r.bytes_written += f.bytes_written;
+    r.read_ns += f.read_ns;
+    r.write_ns += f.write_ns;
+    r.meta_ns += f.meta_ns;
+  }
+  for (auto& [k, r] : roles) {
+    if (!job.sizes_known) r.bytes_read = r.bytes_written = -1;
+    s.roles.push_back(r);
+  }
+  return s;
 }
 
 int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err) {

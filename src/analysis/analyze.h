@@ -54,6 +54,41 @@ struct FileVerdict {
 };
 FileVerdict classify_file(const FileAgg& f, const Job& job);
 
+// Directory part of a path, with its trailing '/': "/d/train/a.png" -> "/d/train/",
+// "/d/train/" -> "/d/"; "" for a path without '/'.
+std::string parent_dir(const std::string& path);
+
+// Items (path, key) rolled up by directory. An item starts at its own
+// directory and climbs while the parent (never "/") holds, among `universe`
+// (path, key: every file that moved data), only files of the item's key; so
+// data/train/c0/x.png rolls up to data/train/ when data/ also holds
+// validation files. Items sharing (top directory, key) form a group when
+// there are at least kDirGroupMin of them; the group is named by the deepest
+// directory holding all of them. Returns, per item, that name, or "" when the
+// item stands alone.
+constexpr size_t kDirGroupMin = 4;
+std::vector<std::string> rollup_dirs(const std::vector<std::pair<std::string, std::string>>& items,
+                                     const std::vector<std::pair<std::string, std::string>>& universe);
+
+// Roll-up of the data set files (roles dataset(train)/dataset(validation))
+// by directory (rollup_dirs, key: role).
+struct DatasetDir {
+  std::string dir;  // with trailing '/'
+  Role role = Role::kTrainData;
+  size_t files = 0;
+  uint64_t opens = 0, reads = 0, stats = 0;
+  int64_t bytes_read = 0;
+  int64_t extent = 0;  // sum of the files' extents (the data set's size as read)
+  int64_t read_ns = 0, meta_ns = 0;
+  size_t readers = 0;        // distinct processes that read a file of it
+  size_t shared_files = 0;   // files read by more than one process
+  size_t min_readers = 0, max_readers = 0;  // processes reading one file
+  size_t whole_files = 0;    // files whose readers read them whole (FileVerdict::read_extent)
+  size_t epochs = 0;         // distinct epoch tag values its reads carried
+  double reread = -1;        // bytes_read / extent, -1 unknown
+};
+std::vector<DatasetDir> dataset_dirs(const Job& job);
+
 struct StageAdvice {
   struct Pick {
     std::string path;
@@ -61,13 +96,80 @@ struct StageAdvice {
     int64_t read_ns;
     double reread;
     int64_t saved_ns;
+    int64_t bytes_read = 0;
   };
-  std::vector<Pick> picks;
-  std::vector<std::string> warnings;  // files too large or read once
+  // A file not to stage and why.
+  struct Warning {
+    std::string path;
+    std::string reason;  // "read once" or "too large"
+    int64_t size = 0;
+    int64_t read_ns = 0;
+    int64_t bytes_read = 0;
+    double reread = 0;
+  };
+  // Picks (key: the file's role) and warnings (key: reason) rolled up by
+  // rollup_dirs: a group is one entry (is_dir, name with trailing '/'), any
+  // other file one entry of its own. Picks: by saved time, largest first;
+  // warnings: by read time.
+  struct Group {
+    std::string name;
+    bool is_dir = false;
+    std::string reason;  // warnings only
+    size_t files = 0;
+    int64_t size = 0, read_ns = 0, bytes_read = 0, saved_ns = 0;
+    double reread = 0;  // bytes_read / size
+  };
+  std::vector<Pick> picks;            // ranked by saved time per byte
+  std::vector<std::string> warnings;  // files too large or read once, one line each
+  std::vector<Warning> warning_items; // the same, structured
+  std::vector<Group> groups, warning_groups;
   int64_t used = 0;
   int64_t saved_ns = 0;
 };
 StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup);
+
+// What a deep-learning user asks first (issue 4): time per epoch, how much of
+// it the training loop waited on the loader, data set vs checkpoint files,
+// and the first epoch's cold reads. Every figure comes from the trace: epoch
+// tag values ("epoch" key) and strata's Python layer's app events
+// ("dataloader.next" per batch; category "checkpoint" for torch.save/load).
+struct DlSummary {
+  bool present = false;  // epoch tags or dataloader events exist
+  struct Epoch {
+    std::string value;
+    int64_t wall_ns = 0;         // last end - first start of the events tagged with it
+    int64_t loader_wait_ns = 0;  // summed "dataloader.next" durations
+    uint64_t batches = 0;        // "dataloader.next" events
+    int64_t compute_ns = 0, io_ns = 0, read_ns = 0;
+    int64_t bytes_read = 0, bytes_written = 0;
+    uint64_t reads = 0;
+  };
+  std::vector<Epoch> epochs;  // numeric order when every value is an integer
+  uint64_t batches = 0;       // all "dataloader.next" events, tagged or not
+  int64_t loader_wait_ns = 0;
+  struct RoleFiles {
+    Role role;
+    size_t files = 0;
+    uint64_t reads = 0, writes = 0;
+    int64_t bytes_read = 0, bytes_written = 0, read_ns = 0, write_ns = 0, meta_ns = 0;
+  };
+  std::vector<RoleFiles> roles;  // roles present, in Role order
+  struct AppCall {                // app events of category "checkpoint" (torch.save / torch.load)
+    std::string name;
+    uint64_t count = 0;
+    int64_t ns = 0;
+  };
+  std::vector<AppCall> checkpoint_calls;
+  // First epoch vs the mean of the others (>= 2 epochs). When the first epoch
+  // has dataloader.next events, only epochs with as many of them are compared
+  // (same work: e.g. a final evaluation pass tagged as one more epoch of the
+  // validation loader is left out).
+  bool has_first_vs_rest = false;
+  std::vector<std::string> compared, left_out;  // epoch values
+  int64_t first_io_ns = 0, first_read_ns = 0;
+  double rest_io_ns = 0, rest_read_ns = 0;  // means over the other epochs
+};
+DlSummary dl_summary(const Job& job);
 
 // "8GiB", "512M", "1000" -> bytes; -1 if malformed.
 int64_t parse_size(const std::string& s);

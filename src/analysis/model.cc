@@ -59,6 +59,10 @@ FuncInfo classify(std::string_view raw_name, std::string_view category) {
     f.layer = Layer::kApp;
     const std::string ln = lower(raw_name);
     f.is_compute = cat.find("compute") != std::string::npos || ln.find("compute") != std::string::npos;
+    // strata's Python layer (python/strata/_auto.py) records one
+    // "dataloader.next" per batch the training loop asked the DataLoader for.
+    constexpr std::string_view kNext = "dataloader.next";
+    f.is_loader_wait = ln.size() >= kNext.size() && ln.compare(ln.size() - kNext.size(), kNext.size(), kNext) == 0;
     return f;
   }
   if (f.layer == Layer::kProc) {

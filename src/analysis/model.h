@@ -28,6 +28,7 @@ struct FuncInfo {
   bool is_read = false;
   bool is_write = false;
   bool is_compute = false;  // app region counted as compute
+  bool is_loader_wait = false;  // app event "dataloader.next": the training loop waiting for a batch
   bool is_fork = false;     // fork/clone: ret is the child pid
   bool items_ret = false;   // fread/fwrite: ret counts items, not bytes (DFTracer)
 };

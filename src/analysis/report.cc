@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -37,6 +38,26 @@ std::string fmt_bw(int64_t bytes, int64_t ns) {
   if (bytes < 0 || ns <= 0) return "n/a";
   return fmt_bytes(static_cast<int64_t>(static_cast<double>(bytes) / (static_cast<double>(ns) * 1e-9))) + "/s";
 }
+
+std::string fmt_x(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+std::string fmt_pct(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  return buf;
+}
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// Text lists (staging picks, warnings) show at most this many lines; --json has all.
+constexpr size_t kTextRows = 15;
 
 std::string json_str(const std::string& s) {
   std::string o = "\"";
@@ -117,6 +138,66 @@ void print_tree(const Job& job, std::ostream& out) {
   for (int64_t r : roots) rec(r, 0);
 }
 
+void print_dl_summary(const Job& job, std::ostream& out) {
+  DlSummary s = dl_summary(job);
+  if (!s.present) return;
+  char line[512];
+  out << "\n== Deep-learning summary ==\n";
+  out << (s.epochs.empty() ? std::string("no epoch tags") : plural(s.epochs.size(), "epoch", "epochs") + " (tag \"epoch\")");
+  if (s.batches)
+    out << "; the training loop asked the DataLoader for " << plural(s.batches, "batch", "batches") << " and waited "
+        << fmt_s(s.loader_wait_ns) << " for them (dataloader.next)";
+  else
+    out << "; no dataloader.next events (loader wait unknown)";
+  out << "\n";
+  if (!s.epochs.empty()) {
+    std::snprintf(line, sizeof line, "  %-8s %14s %14s %8s %9s %14s %16s %12s\n", "epoch", "wall time", "loader wait",
+                  "waited", "batches", "compute", "I/O (sum)", "read");
+    out << line;
+    for (auto& e : s.epochs) {
+      std::snprintf(line, sizeof line, "  %-8s %14s %14s %8s %9" PRIu64 " %14s %16s %12s\n", e.value.substr(0, 8).c_str(),
+                    fmt_s(e.wall_ns).c_str(), fmt_s(e.loader_wait_ns).c_str(), fmt_pct(e.loader_wait_ns, e.wall_ns).c_str(),
+                    e.batches, fmt_s(e.compute_ns).c_str(), fmt_s(e.io_ns).c_str(),
+                    job.sizes_known ? fmt_bytes(e.bytes_read).c_str() : "?");
+      out << line;
+    }
+    out << "  (wall time: first start to last end of the events tagged with the epoch, all processes; "
+           "waited: loader wait / wall time)\n";
+  }
+  if (s.has_first_vs_rest) {
+    auto ratio = [](int64_t a, double b) { return b > 0 ? " (x" + fmt_x(static_cast<double>(a) / b) + ")" : std::string(); };
+    std::snprintf(line, sizeof line, "%.6f s vs %.6f s", static_cast<double>(s.first_io_ns) * 1e-9, s.rest_io_ns * 1e-9);
+    auto list = [](const std::vector<std::string>& v) {
+      std::string r;
+      for (auto& x : v) r += (r.empty() ? "" : ", ") + x;
+      return r;
+    };
+    out << "first epoch (" << s.epochs[0].value << ") vs the mean of " << (s.compared.size() == 1 ? "epoch " : "epochs ")
+        << list(s.compared) << ": I/O time " << line << ratio(s.first_io_ns, s.rest_io_ns);
+    std::snprintf(line, sizeof line, "%.6f s vs %.6f s", static_cast<double>(s.first_read_ns) * 1e-9, s.rest_read_ns * 1e-9);
+    out << ", read time " << line << ratio(s.first_read_ns, s.rest_read_ns) << "\n";
+    if (!s.left_out.empty())
+      out << "  (left out: " << (s.left_out.size() == 1 ? "epoch " : "epochs ") << list(s.left_out)
+          << ", not as many loader batches as the first)\n";
+  }
+  std::snprintf(line, sizeof line, "  %-20s %7s %9s %12s %9s %12s %16s\n", "files by role", "files", "reads", "read",
+                "writes", "written", "I/O time (sum)");
+  out << line;
+  for (auto& r : s.roles) {
+    std::snprintf(line, sizeof line, "  %-20s %7zu %9" PRIu64 " %12s %9" PRIu64 " %12s %16s\n", role_name(r.role), r.files,
+                  r.reads, fmt_bytes(r.bytes_read).c_str(), r.writes, fmt_bytes(r.bytes_written).c_str(),
+                  fmt_s(r.read_ns + r.write_ns + r.meta_ns).c_str());
+    out << line;
+  }
+  if (!s.checkpoint_calls.empty()) {
+    out << "checkpoint calls (app events, category checkpoint):";
+    for (size_t i = 0; i < s.checkpoint_calls.size(); ++i)
+      out << (i ? "," : "") << " " << s.checkpoint_calls[i].name << " " << s.checkpoint_calls[i].count << "x "
+          << fmt_s(s.checkpoint_calls[i].ns);
+    out << "\n";
+  }
+}
+
 }  // namespace
 
 void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
@@ -124,6 +205,7 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   out << "strata analyze: " << o.input << " (" << job.source_kind << ", " << job.units.size() << " file(s), "
       << job.events << " events)\n";
   for (auto& w : job.warnings) out << "warning: " << w << "\n";
+  print_dl_summary(job, out);
   out << "\n== Job summary ==\n";
   out << "processes " << job.procs.size() << ", threads " << t.threads << ", hosts " << std::max<size_t>(1, t.hosts.size())
       << ", ranks " << t.ranks.size() << ", wall time " << fmt_s(t.wall) << "\n";
@@ -164,15 +246,52 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   }
 
   out << "\n== Files (by I/O time) ==\n";
+  std::vector<DatasetDir> dirs = dataset_dirs(job);
+  std::set<std::pair<std::string, Role>> rolled;
+  if (!dirs.empty()) {
+    out << "  data set directories (" << kDirGroupMin << " or more data set files of one role; --json \"dataset_dirs\"):\n";
+    for (auto& d : dirs) {
+      rolled.insert({d.dir, d.role});
+      out << "  " << role_name(d.role) << " " << d.dir << ": " << plural(d.files, "file", "files");
+      if (job.sizes_known) out << ", " << fmt_bytes(d.extent);
+      if (d.epochs) out << ", read in " << plural(d.epochs, "epoch", "epochs");
+      out << ", read by " << plural(d.readers, "process", "processes") << " (each file by ";
+      if (d.min_readers == d.max_readers)
+        out << d.max_readers << ")\n";
+      else
+        out << d.min_readers << " to " << d.max_readers << ")\n";
+      out << "     reads " << d.reads << " opens " << d.opens << " stats " << d.stats;
+      if (job.sizes_known) out << ", read " << fmt_bytes(d.bytes_read);
+      if (d.reread >= 0) out << ", re-read factor " << fmt_x(d.reread);
+      out << ", " << d.whole_files << " of " << d.files << " read whole, time read/meta " << fmt_s(d.read_ns) << " / "
+          << fmt_s(d.meta_ns) << "\n";
+    }
+  }
   std::vector<const FileAgg*> fv;
-  for (auto& [k, f] : job.files) fv.push_back(&f);
+  size_t hidden = 0;
+  for (auto& [k, f] : job.files) {
+    if (!rolled.empty()) {
+      FileVerdict v = classify_file(f, job);
+      bool in_dir = false;
+      for (auto& [dir, role] : rolled)
+        in_dir = in_dir || (role == v.role && f.path.compare(0, dir.size(), dir) == 0);
+      if (in_dir) {
+        ++hidden;
+        continue;
+      }
+    }
+    fv.push_back(&f);
+  }
   std::sort(fv.begin(), fv.end(), [](auto* a, auto* b) {
     int64_t ta = a->read_ns + a->write_ns + a->meta_ns, tb = b->read_ns + b->write_ns + b->meta_ns;
     return ta != tb ? ta > tb : a->path < b->path;
   });
+  if (!dirs.empty())
+    out << "  other files (" << hidden << " file(s) of the directories above not listed one by one; --json for each):\n";
   size_t shown = 0;
   for (auto* f : fv) {
-    if (shown++ >= static_cast<size_t>(o.top)) break;
+    if (shown >= static_cast<size_t>(o.top)) break;
+    ++shown;
     FileVerdict v = classify_file(*f, job);
     out << "  " << f->path << "\n";
     out << "     role " << role_name(v.role) << " [";
@@ -183,15 +302,11 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
       out << ", read " << fmt_bytes(f->bytes_read) << " written " << fmt_bytes(f->bytes_written) << ", extent "
           << fmt_bytes(f->extent);
     out << "\n     pattern " << v.pattern << ", reads " << v.read_extent;
-    if (v.reread >= 0) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%.2f", v.reread);
-      out << ", re-read factor " << b;
-    }
+    if (v.reread >= 0) out << ", re-read factor " << fmt_x(v.reread);
     out << (v.metadata_bound ? ", metadata-bound" : ", data-bound") << ", time r/w/meta " << fmt_s(f->read_ns) << " / "
         << fmt_s(f->write_ns) << " / " << fmt_s(f->meta_ns) << "\n";
   }
-  if (job.files.size() > shown) out << "  ... " << job.files.size() - shown << " more (--top N)\n";
+  if (fv.size() > shown) out << "  ... " << fv.size() - shown << " more (--top N)\n";
 
   // file-per-process vs shared
   size_t fpp = 0, shared = 0;
@@ -209,7 +324,24 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
     std::snprintf(line, sizeof line, "  %-12s %10s %10s %10s %14s %14s %14s %14s\n", "value", "reads", "writes", "meta",
                   "I/O time", "compute", "read", "written");
     out << line;
-    for (auto& [k, a] : m) {
+    // Integer tag values (epochs, steps) in numeric order.
+    std::vector<const std::pair<const std::string, TagAgg>*> rows;
+    bool numeric = true;
+    for (auto& kv : m) {
+      rows.push_back(&kv);
+      char* endp = nullptr;
+      std::strtoll(kv.first.c_str(), &endp, 10);
+      numeric = numeric && (kv.first == "(none)" || (!kv.first.empty() && *endp == '\0'));
+    }
+    if (numeric)  // "(none)" (untagged) first
+      std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
+        const bool nx = x->first == "(none)", ny = y->first == "(none)";
+        if (nx || ny) return nx && !ny;
+        return std::strtoll(x->first.c_str(), nullptr, 10) < std::strtoll(y->first.c_str(), nullptr, 10);
+      });
+    for (auto* kv : rows) {
+      const std::string& k = kv->first;
+      const TagAgg& a = kv->second;
       std::snprintf(line, sizeof line, "  %-12s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %14s %14s %14s %14s\n",
                     k.substr(0, 12).c_str(), a.reads, a.writes, a.meta_ops, fmt_s(a.io_ns).c_str(),
                     fmt_s(a.compute_ns).c_str(), job.sizes_known ? fmt_bytes(a.bytes_read).c_str() : "?",
@@ -219,24 +351,7 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   };
   if (!o.by.empty()) print_tags(("by " + o.by).c_str(), job.by_tag);
   if (!job.by_epoch.empty() && o.by != "epoch") print_tags("by epoch", job.by_epoch);
-  if (job.by_epoch.size() >= 2) {
-    auto it = job.by_epoch.begin();
-    const TagAgg& first = it->second;
-    int64_t rest = 0;
-    size_t n = 0;
-    for (++it; it != job.by_epoch.end(); ++it)
-      if (it->first != "(none)") {
-        rest += it->second.io_ns;
-        ++n;
-      }
-    if (n) {
-      char b[128];
-      std::snprintf(b, sizeof b, "first epoch I/O time %.6f s vs %.6f s average for the others (x%.2f)\n",
-                    static_cast<double>(first.io_ns) * 1e-9, static_cast<double>(rest) * 1e-9 / static_cast<double>(n),
-                    rest ? static_cast<double>(first.io_ns) * static_cast<double>(n) / static_cast<double>(rest) : 0.0);
-      out << b;
-    }
-  }
+  // The first epoch against the others: in the deep-learning summary above.
 
   // Access size histogram (POSIX, Darshan buckets) as text bars.
   if (job.sizes_known) {
@@ -259,12 +374,38 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   if (o.stage_capacity >= 0) {
     StageAdvice a = stage_advice(job, o.stage_capacity, o.stage_speedup);
     out << "\n== Staging advice (capacity " << fmt_bytes(o.stage_capacity) << ", fast tier x" << o.stage_speedup << ") ==\n";
-    for (auto& p : a.picks)
-      out << "  stage " << p.path << "  (" << fmt_bytes(p.size) << ", read time " << fmt_s(p.read_ns) << ", re-read "
-          << std::to_string(p.reread).substr(0, 4) << "x, saves ~" << fmt_s(p.saved_ns) << ")\n";
+    auto more = [&](const std::vector<StageAdvice::Group>& g, size_t shown) {
+      if (g.size() <= shown) return;
+      size_t files = 0;
+      for (size_t i = shown; i < g.size(); ++i) files += g[i].files;
+      out << "  ... " << g.size() - shown << " more (" << plural(files, "file", "files") << "; --json for all)\n";
+    };
+    size_t shown = 0;
+    for (auto& g : a.groups) {
+      if (shown == kTextRows) break;
+      ++shown;
+      out << "  stage " << g.name << "  (";
+      if (g.is_dir) out << plural(g.files, "file", "files") << ", ";
+      out << fmt_bytes(g.size) << ", read time " << fmt_s(g.read_ns) << ", re-read " << fmt_x(g.reread) << "x, saves ~"
+          << fmt_s(g.saved_ns) << ")\n";
+    }
+    more(a.groups, shown);
     if (a.picks.empty()) out << "  nothing worth staging\n";
-    out << "  total " << fmt_bytes(a.used) << ", expected I/O time saved " << fmt_s(a.saved_ns) << "\n";
-    for (auto& w : a.warnings) out << "  do not stage: " << w << "\n";
+    out << "  total " << plural(a.picks.size(), "file", "files") << ", " << fmt_bytes(a.used)
+        << ", expected I/O time saved " << fmt_s(a.saved_ns) << "\n";
+    shown = 0;
+    for (auto& g : a.warning_groups) {
+      if (shown == kTextRows) break;
+      ++shown;
+      out << "  do not stage " << g.name << ": ";
+      if (g.is_dir) out << plural(g.files, "file", "files") << ", ";
+      out << fmt_bytes(g.size) << ", ";
+      if (g.reason == "read once")
+        out << "read once (re-read " << fmt_x(g.reread) << "x): staging costs a full read and saves nothing\n";
+      else
+        out << (g.is_dir ? "each larger than" : "larger than") << " the capacity\n";
+    }
+    more(a.warning_groups, shown);
   }
 }
 
@@ -336,22 +477,99 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
           << ", \"writes\": " << a.writes << ", \"meta_ops\": " << a.meta_ops << ", \"io_ns\": " << a.io_ns
           << ", \"read_ns\": " << a.read_ns << ", \"write_ns\": " << a.write_ns << ", \"meta_ns\": " << a.meta_ns
           << ", \"compute_ns\": " << a.compute_ns << ", \"bytes_read\": " << (job.sizes_known ? a.bytes_read : -1)
-          << ", \"bytes_written\": " << (job.sizes_known ? a.bytes_written : -1) << "}";
+          << ", \"bytes_written\": " << (job.sizes_known ? a.bytes_written : -1)
+          << ", \"first_ns\": " << (a.events ? a.first_ts : -1) << ", \"last_ns\": " << (a.events ? a.last_ts : -1)
+          << ", \"loader_waits\": " << a.loader_waits << ", \"loader_wait_ns\": " << a.loader_wait_ns << "}";
       f1 = false;
     }
     out << "}";
   };
   if (!o.by.empty()) tags("by", job.by_tag);
   tags("by_epoch", job.by_epoch);
+  {
+    std::vector<DatasetDir> dirs = dataset_dirs(job);
+    out << ",\n \"dataset_dirs\": [";
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      auto& d = dirs[i];
+      out << (i ? ",\n  " : "\n  ") << "{\"dir\": " << json_str(d.dir) << ", \"role\": " << json_str(role_name(d.role))
+          << ", \"files\": " << d.files << ", \"opens\": " << d.opens << ", \"reads\": " << d.reads
+          << ", \"stats\": " << d.stats << ", \"bytes_read\": " << (job.sizes_known ? d.bytes_read : -1)
+          << ", \"extent\": " << (job.sizes_known ? d.extent : -1) << ", \"reread\": " << d.reread
+          << ", \"read_ns\": " << d.read_ns << ", \"meta_ns\": " << d.meta_ns << ", \"readers\": " << d.readers
+          << ", \"shared_files\": " << d.shared_files << ", \"min_readers\": " << d.min_readers
+          << ", \"max_readers\": " << d.max_readers << ", \"whole_files\": " << d.whole_files
+          << ", \"epochs\": " << d.epochs << "}";
+    }
+    out << "]";
+  }
+  {
+    DlSummary s = dl_summary(job);
+    out << ",\n \"dl_summary\": ";
+    if (!s.present) {
+      out << "null";
+    } else {
+      out << "{\"batches\": " << s.batches << ", \"loader_wait_ns\": " << s.loader_wait_ns << ", \"epochs\": [";
+      for (size_t i = 0; i < s.epochs.size(); ++i) {
+        auto& e = s.epochs[i];
+        out << (i ? "," : "") << "\n   {\"epoch\": " << json_str(e.value) << ", \"wall_ns\": " << e.wall_ns
+            << ", \"loader_wait_ns\": " << e.loader_wait_ns << ", \"batches\": " << e.batches
+            << ", \"compute_ns\": " << e.compute_ns << ", \"io_ns\": " << e.io_ns << ", \"read_ns\": " << e.read_ns
+            << ", \"reads\": " << e.reads << ", \"bytes_read\": " << e.bytes_read
+            << ", \"bytes_written\": " << e.bytes_written << "}";
+      }
+      out << "], \"first_epoch\": ";
+      if (s.has_first_vs_rest) {
+        out << "{\"epoch\": " << json_str(s.epochs[0].value) << ", \"io_ns\": " << s.first_io_ns
+            << ", \"read_ns\": " << s.first_read_ns << ", \"others_mean_io_ns\": " << s.rest_io_ns
+            << ", \"others_mean_read_ns\": " << s.rest_read_ns << ", \"compared\": [";
+        for (size_t i = 0; i < s.compared.size(); ++i) out << (i ? "," : "") << json_str(s.compared[i]);
+        out << "], \"left_out\": [";
+        for (size_t i = 0; i < s.left_out.size(); ++i) out << (i ? "," : "") << json_str(s.left_out[i]);
+        out << "]}";
+      } else {
+        out << "null";
+      }
+      out << ", \"roles\": [";
+      for (size_t i = 0; i < s.roles.size(); ++i) {
+        auto& r = s.roles[i];
+        out << (i ? "," : "") << "\n   {\"role\": " << json_str(role_name(r.role)) << ", \"files\": " << r.files
+            << ", \"reads\": " << r.reads << ", \"writes\": " << r.writes << ", \"bytes_read\": " << r.bytes_read
+            << ", \"bytes_written\": " << r.bytes_written << ", \"read_ns\": " << r.read_ns
+            << ", \"write_ns\": " << r.write_ns << ", \"meta_ns\": " << r.meta_ns << "}";
+      }
+      out << "], \"checkpoint_calls\": [";
+      for (size_t i = 0; i < s.checkpoint_calls.size(); ++i)
+        out << (i ? "," : "") << "{\"name\": " << json_str(s.checkpoint_calls[i].name)
+            << ", \"count\": " << s.checkpoint_calls[i].count << ", \"time_ns\": " << s.checkpoint_calls[i].ns << "}";
+      out << "]}";
+    }
+  }
   if (o.stage_capacity >= 0) {
     StageAdvice a = stage_advice(job, o.stage_capacity, o.stage_speedup);
     out << ",\n \"staging\": {\"capacity\": " << o.stage_capacity << ", \"used\": " << a.used
         << ", \"saved_ns\": " << a.saved_ns << ", \"files\": [";
     for (size_t i = 0; i < a.picks.size(); ++i)
       out << (i ? "," : "") << "{\"path\": " << json_str(a.picks[i].path) << ", \"size\": " << a.picks[i].size
-          << ", \"read_ns\": " << a.picks[i].read_ns << ", \"saved_ns\": " << a.picks[i].saved_ns << "}";
+          << ", \"read_ns\": " << a.picks[i].read_ns << ", \"bytes_read\": " << a.picks[i].bytes_read
+          << ", \"saved_ns\": " << a.picks[i].saved_ns << "}";
+    auto groups = [&](const std::vector<StageAdvice::Group>& v) {
+      for (size_t i = 0; i < v.size(); ++i) {
+        auto& g = v[i];
+        out << (i ? "," : "") << "{\"" << (g.is_dir ? "dir" : "path") << "\": " << json_str(g.name)
+            << ", \"files\": " << g.files << ", \"size\": " << g.size << ", \"read_ns\": " << g.read_ns
+            << ", \"bytes_read\": " << g.bytes_read << ", \"reread\": " << g.reread;
+        if (g.reason.empty())
+          out << ", \"saved_ns\": " << g.saved_ns << "}";
+        else
+          out << ", \"reason\": " << json_str(g.reason) << "}";
+      }
+    };
+    out << "], \"groups\": [";
+    groups(a.groups);
     out << "], \"warnings\": [";
     for (size_t i = 0; i < a.warnings.size(); ++i) out << (i ? "," : "") << json_str(a.warnings[i]);
+    out << "], \"warning_groups\": [";
+    groups(a.warning_groups);
     out << "]}";
   }
   out << "\n}\n";

@@ -146,6 +146,44 @@ bool write_html(const Job& job, const AnalyzeOptions& o, std::ostream& out, std:
   else
     out << "<tr><td>bytes</td><td>unknown (trace without sizes)</td></tr>";
   out << "</table>\n";
+  // Deep-learning summary (the text report's first section), when the trace
+  // has epoch tags or DataLoader events.
+  DlSummary dl = dl_summary(job);
+  if (dl.present) {
+    auto sec = [](int64_t ns) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.6f s", static_cast<double>(ns) * 1e-9);
+      return std::string(b);
+    };
+    out << "<h2>Deep-learning summary</h2>\n";
+    if (!dl.epochs.empty()) {
+      out << "<table id=\"dl-epochs\"><tr><th>epoch</th><th>wall time</th><th>loader wait</th><th>waited</th>"
+             "<th>batches</th><th>compute</th><th>I/O (sum)</th><th>bytes read</th></tr>";
+      for (auto& e : dl.epochs) {
+        std::snprintf(buf, sizeof buf, "%.1f%%",
+                      e.wall_ns > 0 ? 100.0 * static_cast<double>(e.loader_wait_ns) / static_cast<double>(e.wall_ns) : 0.0);
+        out << "<tr><td>" << html_esc(e.value) << "</td><td>" << sec(e.wall_ns) << "</td><td>" << sec(e.loader_wait_ns)
+            << "</td><td>" << buf << "</td><td>" << e.batches << "</td><td>" << sec(e.compute_ns) << "</td><td>"
+            << sec(e.io_ns) << "</td><td>" << e.bytes_read << "</td></tr>";
+      }
+      out << "</table>\n";
+    }
+    if (dl.has_first_vs_rest) {
+      std::string others;
+      for (auto& v : dl.compared) others += (others.empty() ? "" : ", ") + v;
+      std::snprintf(buf, sizeof buf, "I/O time %.6f s vs %.6f s; read time %.6f s vs %.6f s</p>\n",
+                    static_cast<double>(dl.first_io_ns) * 1e-9, dl.rest_io_ns * 1e-9,
+                    static_cast<double>(dl.first_read_ns) * 1e-9, dl.rest_read_ns * 1e-9);
+      out << "<p>first epoch (" << html_esc(dl.epochs[0].value) << ") vs the mean of epoch(s) " << html_esc(others) << ": "
+          << buf;
+    }
+    out << "<table id=\"dl-roles\"><tr><th>files by role</th><th>files</th><th>reads</th><th>bytes read</th>"
+           "<th>writes</th><th>bytes written</th></tr>";
+    for (auto& r : dl.roles)
+      out << "<tr><td>" << role_name(r.role) << "</td><td>" << r.files << "</td><td>" << r.reads << "</td><td>"
+          << r.bytes_read << "</td><td>" << r.writes << "</td><td>" << r.bytes_written << "</td></tr>";
+    out << "</table>\n";
+  }
   out << "<h2>I/O timeline</h2><div class=\"chart\"><canvas id=\"timeline\"></canvas></div>\n"
          "<h2>Access sizes (POSIX)</h2><div class=\"chart\"><canvas id=\"sizes\"></canvas></div>\n"
          "<h2>I/O time per "

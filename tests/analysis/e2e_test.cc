@@ -556,6 +556,174 @@ TEST(AnalyzeE2E, EpochsCheckpointRolesAndBreakdown) {
   EXPECT_EQ(I(s, "bytes_written"), 3 * (3 * 8192 + 16) + 8192);
 }
 
+// A DataLoader-like job (e2e_workload.c, dl()): the deep-learning summary,
+// the data set directory roll-ups and the grouped staging advice. E = 3 epochs.
+TEST(AnalyzeE2E, DeepLearningSummaryAndDirectoryRollups) {
+  TempDir t;
+  const std::string dir = t.mkdir("job");
+  for (int k = 0; k < 4; ++k) {
+    t.mkdir("job/once");
+    make_file(dir + "/once/o_" + std::to_string(k) + ".dat", 4096, 10 + k);
+  }
+  for (int w = 0; w < 2; ++w) {
+    t.mkdir("job/data/train/c" + std::to_string(w));
+    for (int i = 0; i < 3; ++i)
+      make_file(dir + "/data/train/c" + std::to_string(w) + "/s_" + std::to_string(i) + ".png", 2048, 20 + 3 * w + i);
+  }
+  t.mkdir("job/data/val");
+  for (int i = 0; i < 4; ++i) make_file(dir + "/data/val/v_" + std::to_string(i) + ".png", 1024, 30 + i);
+  t.mkdir("job/data/ckpt");
+  RUN_OK(t.sub("trace"), {"dl", dir, "3"});
+  const int E = 3;
+
+  auto j = analyze_json(t.sub("trace"), {"--stage-capacity", "1MiB"});
+  simdjson::dom::element dl = j->root["dl_summary"];
+  ASSERT_FALSE(dl.is_null());
+  EXPECT_EQ(I(dl, "batches"), 7 * E);  // 3 train + 4 validation dataloader.next per epoch
+  simdjson::dom::array epochs;
+  ASSERT_FALSE(dl["epochs"].get(epochs));
+  ASSERT_EQ(epochs.size(), static_cast<size_t>(E));
+  int64_t wait_sum = 0;
+  for (int e = 0; e < E; ++e) {
+    simdjson::dom::element ep = epochs.at(static_cast<size_t>(e));
+    SCOPED_TRACE("epoch " + std::to_string(e));
+    EXPECT_EQ(S(ep, "epoch"), std::to_string(e));
+    EXPECT_EQ(I(ep, "batches"), 7);
+    EXPECT_EQ(I(ep, "reads"), 2 * 3 + 4);
+    EXPECT_EQ(I(ep, "bytes_read"), 6 * 2048 + 4 * 1024);
+    EXPECT_EQ(I(ep, "bytes_written"), 4096);
+    // The same figures as the by_epoch breakdown: wall = last end - first start.
+    simdjson::dom::element b = j->root["by_epoch"][std::to_string(e)];
+    EXPECT_EQ(I(ep, "wall_ns"), I(b, "last_ns") - I(b, "first_ns"));
+    EXPECT_EQ(I(ep, "loader_wait_ns"), I(b, "loader_wait_ns"));
+    EXPECT_EQ(I(b, "loader_waits"), 7);
+    // The main process's dataloader.next regions lie inside the epoch's span.
+    EXPECT_GT(I(ep, "loader_wait_ns"), 0);
+    EXPECT_LE(I(ep, "loader_wait_ns"), I(ep, "wall_ns"));
+    wait_sum += I(ep, "loader_wait_ns");
+  }
+  // Every dataloader.next is tagged: the epochs add up to the function's time.
+  int64_t next_ns = -1;
+  for (auto f : j->root["functions"].get_array())
+    if (S(f, "name") == "dataloader.next") next_ns = I(f, "time_ns");
+  EXPECT_EQ(wait_sum, next_ns);
+  EXPECT_EQ(I(dl, "loader_wait_ns"), next_ns);
+  simdjson::dom::element first = dl["first_epoch"];
+  EXPECT_EQ(S(first, "epoch"), "0");
+  EXPECT_EQ(strings(first, "compared"), (std::vector<std::string>{"1", "2"}));
+  EXPECT_TRUE(strings(first, "left_out").empty());
+  EXPECT_EQ(I(first, "io_ns"), I(j->root["by_epoch"]["0"], "io_ns"));
+
+  // Files by role: once/ (.dat) and train/ files are training data.
+  std::map<std::string, simdjson::dom::element> roles;
+  for (auto r : dl["roles"].get_array()) roles[S(r, "role")] = r;
+  ASSERT_TRUE(roles.count("dataset(train)") && roles.count("dataset(validation)") && roles.count("checkpoint"));
+  EXPECT_EQ(I(roles["dataset(train)"], "files"), 4 + 6);
+  EXPECT_EQ(I(roles["dataset(train)"], "reads"), 4 + 6 * E);
+  EXPECT_EQ(I(roles["dataset(train)"], "bytes_read"), 4 * 4096 + 6 * 2048 * E);
+  EXPECT_EQ(I(roles["dataset(train)"], "writes"), 0);
+  EXPECT_EQ(I(roles["dataset(validation)"], "files"), 4);
+  EXPECT_EQ(I(roles["dataset(validation)"], "reads"), 4 * E);
+  EXPECT_EQ(I(roles["dataset(validation)"], "bytes_read"), 4 * 1024 * E);
+  EXPECT_EQ(I(roles["checkpoint"], "files"), 1);
+  EXPECT_EQ(I(roles["checkpoint"], "writes"), E);
+  EXPECT_EQ(I(roles["checkpoint"], "bytes_written"), 4096 * E);
+  EXPECT_EQ(I(roles["checkpoint"], "reads"), 0);
+  auto calls = dl["checkpoint_calls"].get_array();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(S(calls.at(0), "name"), "torch.save");
+  EXPECT_EQ(I(calls.at(0), "count"), E);
+
+  // Data set directories: train/c0 and train/c1 roll up to train/ (data/ also
+  // holds validation and checkpoint files, so it does not).
+  std::map<std::string, simdjson::dom::element> dirs;
+  for (auto d : j->root["dataset_dirs"].get_array()) dirs[S(d, "dir")] = d;
+  ASSERT_EQ(dirs.size(), 3u);
+  auto tr = dirs[dir + "/data/train/"];
+  EXPECT_EQ(S(tr, "role"), "dataset(train)");
+  EXPECT_EQ(I(tr, "files"), 6);
+  EXPECT_EQ(I(tr, "opens"), 6 * E);
+  EXPECT_EQ(I(tr, "reads"), 6 * E);
+  EXPECT_EQ(I(tr, "stats"), 0);
+  EXPECT_EQ(I(tr, "bytes_read"), 6 * 2048 * E);
+  EXPECT_EQ(I(tr, "extent"), 6 * 2048);
+  EXPECT_EQ(D(tr, "reread"), 3.0);
+  EXPECT_EQ(I(tr, "readers"), 2 * E);  // two new workers per epoch
+  EXPECT_EQ(I(tr, "min_readers"), E);  // each file: worker w of every epoch
+  EXPECT_EQ(I(tr, "max_readers"), E);
+  EXPECT_EQ(I(tr, "shared_files"), 6);
+  EXPECT_EQ(I(tr, "whole_files"), 6);
+  EXPECT_EQ(I(tr, "epochs"), E);
+  auto va = dirs[dir + "/data/val/"];
+  EXPECT_EQ(S(va, "role"), "dataset(validation)");
+  EXPECT_EQ(I(va, "files"), 4);
+  EXPECT_EQ(I(va, "reads"), 4 * E);
+  EXPECT_EQ(I(va, "extent"), 4 * 1024);
+  EXPECT_EQ(I(va, "readers"), 1);
+  EXPECT_EQ(I(va, "shared_files"), 0);
+  EXPECT_EQ(I(va, "epochs"), E);
+  auto on = dirs[dir + "/once/"];
+  EXPECT_EQ(I(on, "files"), 4);
+  EXPECT_EQ(I(on, "reads"), 4);
+  EXPECT_EQ(D(on, "reread"), 1.0);
+  EXPECT_EQ(I(on, "epochs"), 0);  // read before the first epoch tag
+
+  // Staging: the 10 re-read files in two directory groups, the 4 read-once
+  // files in one warning group; the per-file lists stay complete.
+  simdjson::dom::element st = j->root["staging"];
+  EXPECT_EQ(st["files"].get_array().size(), 10u);
+  EXPECT_EQ(I(st, "used"), 6 * 2048 + 4 * 1024);
+  std::map<std::string, simdjson::dom::element> groups;
+  for (auto g : st["groups"].get_array()) groups[S(g, "dir")] = g;
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(I(groups[dir + "/data/train/"], "files"), 6);
+  EXPECT_EQ(I(groups[dir + "/data/train/"], "size"), 6 * 2048);
+  EXPECT_EQ(I(groups[dir + "/data/train/"], "bytes_read"), 6 * 2048 * E);
+  EXPECT_EQ(I(groups[dir + "/data/val/"], "files"), 4);
+  EXPECT_EQ(I(groups[dir + "/data/val/"], "size"), 4 * 1024);
+  EXPECT_EQ(I(groups[dir + "/data/train/"], "saved_ns") + I(groups[dir + "/data/val/"], "saved_ns"), I(st, "saved_ns"));
+  int once_groups = 0;
+  for (auto g : st["warning_groups"].get_array()) {
+    std::string_view d;
+    if (g["dir"].get(d)) continue;
+    ++once_groups;
+    EXPECT_EQ(d, dir + "/once/");
+    EXPECT_EQ(I(g, "files"), 4);
+    EXPECT_EQ(I(g, "size"), 4 * 4096);
+    EXPECT_EQ(S(g, "reason"), "read once");
+  }
+  EXPECT_EQ(once_groups, 1);
+
+  // The text report: the summary first, one line per directory.
+  RunResult txt = run({kStrata, "analyze", t.sub("trace"), "--stage-capacity", "1MiB"});
+  ASSERT_EQ(txt.code, 0) << describe(txt);
+  const std::string& o = txt.out;
+  size_t sum = o.find("== Deep-learning summary ==\n3 epochs (tag \"epoch\"); the training loop asked the DataLoader "
+                      "for 21 batches and waited ");
+  EXPECT_NE(sum, std::string::npos) << o.substr(0, 3000);
+  EXPECT_LT(sum, o.find("== Job summary =="));
+  EXPECT_NE(o.find("first epoch (0) vs the mean of epochs 1, 2: I/O time "), std::string::npos);
+  EXPECT_NE(o.find("checkpoint calls (app events, category checkpoint): torch.save 3x "), std::string::npos);
+  EXPECT_NE(o.find("  dataset(train) " + dir +
+                   "/data/train/: 6 files, 12.00 KiB, read in 3 epochs, read by 6 processes (each file by 3)\n"
+                   "     reads 18 opens 18 stats 0, read 36.00 KiB, re-read factor 3.00, 6 of 6 read whole, "),
+            std::string::npos)
+      << o;
+  EXPECT_NE(o.find("  dataset(validation) " + dir +
+                   "/data/val/: 4 files, 4.00 KiB, read in 3 epochs, read by 1 process (each file by 1)\n"),
+            std::string::npos);
+  EXPECT_NE(o.find("  other files (14 file(s) of the directories above not listed one by one; --json for each):\n"),
+            std::string::npos);
+  EXPECT_EQ(o.find("s_0.png"), std::string::npos) << "rolled-up files are not listed one by one";
+  EXPECT_NE(o.find("  stage " + dir + "/data/train/  (6 files, 12.00 KiB, read time "), std::string::npos);
+  EXPECT_NE(o.find("  stage " + dir + "/data/val/  (4 files, 4.00 KiB, read time "), std::string::npos);
+  EXPECT_NE(o.find("  total 10 files, 16.00 KiB, expected I/O time saved "), std::string::npos);
+  EXPECT_NE(o.find("  do not stage " + dir +
+                   "/once/: 4 files, 16.00 KiB, read once (re-read 1.00x): staging costs a full read and saves "
+                   "nothing\n"),
+            std::string::npos);
+}
+
 // ---- 4. overlap -------------------------------------------------------------------
 // What the analyzer defines (docs/analysis.md, aggregate.cc): per process, I =
 // union of POSIX/STDIO call intervals (all threads), C = union of application

@@ -14,6 +14,8 @@
  *   shared FILE P part    child i preads the i-th 1/P of FILE (4 KiB preads)
  *   fpp DIR P             child i reads DIR/shard_<i>.dat whole (4 KiB reads)
  *   epochs DIR E          config read, E epochs tagged epoch=e (train, val, state, log), ckpt in the last
+ *   dl DIR E              a DataLoader-like job (see dl() below): epoch tags, dataloader.next
+ *                         regions, 2 forked workers per epoch, checkpoint regions
  *   overlap FIFO          compute region [0,300] ms on one thread; reads of a
  *                         FIFO (created) on another, blocking [~0,200] [200,500]
  *                         [500,600] ms until the main thread writes a byte
@@ -207,6 +209,75 @@ static void epochs(const char* dir, int ne) {
   close(log);
 }
 
+/* What strata's Python layer records for a PyTorch training, by hand.
+ * Files (created by the test): DIR/once/o_<k>.dat (k < 4, 4096 B),
+ * DIR/data/train/c<w>/s_<i>.png (w < 2, i < 3, 2048 B), DIR/data/val/v_<i>.png
+ * (i < 4, 1024 B). Untagged: each once/ file read once (one read of 4096).
+ * Per epoch e (tag epoch=e):
+ *   batch 1: region dataloader.next (cat dataloader) around forking 2 workers
+ *            (tags epoch=e, worker=w) and waiting for them; worker w reads each
+ *            train/c<w>/ file whole (open, one read of 2048, close);
+ *   region forward (cat compute), empty; batches 2, 3: empty dataloader.next;
+ *   validation: 4 dataloader.next regions, the i-th around reading val/v_<i>.png
+ *            whole (open, one read of 1024, close) in the main process;
+ *   region torch.save (cat checkpoint) around open(O_TRUNC) of
+ *            DIR/data/ckpt/model.pt, one write of 4096, close.
+ * So per epoch: 7 dataloader.next, 10 reads (16384 B), 1 write (4096 B). */
+static void read_whole(const char* path, size_t n) {
+  int fd = xopen(path, O_RDONLY);
+  xread(fd, n);
+  close(fd);
+}
+
+static void dl(const char* dir, int ne) {
+  char p[4096];
+  for (int k = 0; k < 4; ++k) {
+    snprintf(p, sizeof p, "%s/once/o_%d.dat", dir, k);
+    read_whole(p, 4096);
+  }
+  for (int e = 0; e < ne; ++e) {
+    strata_tag_set_int("epoch", e);
+    strata_region_begin("dataloader.next", "dataloader");
+    pid_t kids[2];
+    fflush(NULL);
+    for (int w = 0; w < 2; ++w) {
+      pid_t k = fork();
+      if (k < 0) die("fork");
+      if (k == 0) {
+        strata_tag_set_int("epoch", e);
+        strata_tag_set_int("worker", w);
+        for (int i = 0; i < 3; ++i) {
+          snprintf(p, sizeof p, "%s/data/train/c%d/s_%d.png", dir, w, i);
+          read_whole(p, 2048);
+        }
+        exit(0);
+      }
+      kids[w] = k;
+    }
+    wait_all(2, kids);
+    strata_region_end();
+    strata_region_begin("forward", "compute");
+    strata_region_end();
+    for (int b = 0; b < 2; ++b) {
+      strata_region_begin("dataloader.next", "dataloader");
+      strata_region_end();
+    }
+    for (int i = 0; i < 4; ++i) {
+      strata_region_begin("dataloader.next", "dataloader");
+      snprintf(p, sizeof p, "%s/data/val/v_%d.png", dir, i);
+      read_whole(p, 1024);
+      strata_region_end();
+    }
+    strata_region_begin("torch.save", "checkpoint");
+    snprintf(p, sizeof p, "%s/data/ckpt/model.pt", dir);
+    int fd = xopen(p, O_WRONLY | O_CREAT | O_TRUNC);
+    xwrite(fd, 4096);
+    close(fd);
+    strata_region_end();
+  }
+  strata_tag_unset("epoch");
+}
+
 /* ---- overlap ---------------------------------------------------------------- */
 static uint64_t t0;
 static int pfd[2];
@@ -285,6 +356,8 @@ int main(int argc, char** argv) {
     fpp(argv[2], atoi(argv[3]));
   } else if (!strcmp(m, "epochs") && argc == 4) {
     epochs(argv[2], atoi(argv[3]));
+  } else if (!strcmp(m, "dl") && argc == 4) {
+    dl(argv[2], atoi(argv[3]));
   } else if (!strcmp(m, "overlap") && argc == 3) {
     overlap(argv[2]);
   } else if (!strcmp(m, "all") && argc == 3) {

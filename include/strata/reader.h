@@ -145,6 +145,7 @@ class FileReader {
   long blocks_read() const { return block_index_; }
 
  private:
+  void open_and_read_process();
   bool read_block(std::vector<uint8_t>& payload, uint8_t& type, uint32_t& count);
   void decode_process(const std::vector<uint8_t>& p);
   void decode_dict(const std::vector<uint8_t>& p, uint32_t count);

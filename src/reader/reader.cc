@@ -137,41 +137,40 @@ int64_t pid_from_name(const std::string& path) {
 }  // namespace
 
 FileReader::FileReader(const std::string& path) : path_(path) {
+  try {
+    open_and_read_process();
+  } catch (...) {
+    if (fp_) std::fclose(fp_);
+    ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(dctx_));
+    throw;
+  }
+}
+
+void FileReader::open_and_read_process() {
+  const std::string& path = path_;
   fp_ = std::fopen(path.c_str(), "rb");
   if (!fp_) throw FormatError(path, -1, 0, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (fstat(fileno(fp_), &st) == 0) file_size_ = static_cast<uint64_t>(st.st_size);
   if (S_ISDIR(st.st_mode)) {
-    std::fclose(fp_);
-    fp_ = nullptr;
     throw FormatError(path, -1, 0, "is a directory, not a trace file");
   }
   fmt::FileHeader h{};
   if (file_size_ == 0) {
-    std::fclose(fp_);
-    fp_ = nullptr;
     throw FormatError(path, -1, 0, "empty file, not a strata trace");
   }
   if (file_size_ < sizeof(h)) {
     bool ours = file_size_ >= 8 && std::fread(&h, 1, 8, fp_) == 8 && std::memcmp(h.magic, fmt::kFileMagic, 8) == 0;
-    std::fclose(fp_);
-    fp_ = nullptr;
     throw FormatError(path, -1, 0, ours ? "file header cut short (" + std::to_string(file_size_) + " of 32 bytes)"
                                         : "not a strata trace file (too short)");
   }
   if (std::fread(&h, 1, sizeof(h), fp_) != sizeof(h) || std::memcmp(h.magic, fmt::kFileMagic, 8) != 0) {
-    std::fclose(fp_);
-    fp_ = nullptr;
     throw FormatError(path, -1, 0, "not a strata trace file (bad magic)");
   }
   if (h.version_major != fmt::kVersionMajor) {
-    std::fclose(fp_);
-    fp_ = nullptr;
     throw FormatError(path, -1, 0, "unsupported format version " + std::to_string(h.version_major));
   }
   if (h.header_size < sizeof(h) || h.header_size > file_size_) {
-    std::fclose(fp_);
-    fp_ = nullptr;
     throw FormatError(path, -1, 0, "bad header size");
   }
   pos_ = h.header_size;

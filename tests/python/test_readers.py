@@ -18,8 +18,10 @@ import strata.dask as sd
 def traced(tmp_path_factory, tiny_data):
     tmp = tmp_path_factory.mktemp("readers")
     out = tmp / "trace"
+    # A 64 KiB ring (1,024 events) cuts each busy file into several blocks
+    # whatever the machine's load, which the Dask partitioning test needs.
     conftest.run_traced(out, [conftest.PYTHON, conftest.EXAMPLE, "--data", str(tiny_data), "--tiny",
-                              "--ckpt", str(tmp / "ckpt")])
+                              "--ckpt", str(tmp / "ckpt")], env={"STRATA_BUFFER_SIZE": "65536"})
     info = conftest.strata_info_json(out)
     info["analyze"] = json.loads(conftest.strata_cli("analyze", "--json", "--by", "epoch", str(out)))
     lines = conftest.strata_cli("cat", str(out)).splitlines()

@@ -91,6 +91,7 @@ TEST(BadInput, TruncatedGzip) {
 TEST(BadInput, CorruptGzip) {
   TempDir d;
   std::string bytes = read_all(kBench);
+  ASSERT_GE(bytes.size(), 400u) << "sample missing or short: " << kBench;
   for (size_t i = 100; i < 400; ++i) bytes[i] = static_cast<char>(bytes[i] ^ 0x5a);
   std::string p = d.file("bad.pfw.gz", bytes);
   auto [rc, err] = run(p);

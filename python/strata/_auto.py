@@ -37,6 +37,7 @@ CAT_PIL = b"PIL"
 CAT_H5PY = b"h5py"
 
 K_EPOCH, K_STEP, K_WORKER, K_SAMPLE = b"epoch", b"step", b"worker", b"sample"
+K_LOADER = b"loader"
 
 
 def _debug(msg):
@@ -130,6 +131,8 @@ def _watch(name, patcher):
 
 _tl = threading.local()       # per-thread depth of traced calls
 _epochs = {}                  # id(dataset) -> epochs started (main process)
+_loaders = []                 # id(dataset) of each loader in order of first iteration
+_current_epoch = [0]          # epoch of the pass being started (main process)
 _cls_names = {}
 
 
@@ -173,7 +176,8 @@ class _IndexQueue:
             _tag_set_int(K_STEP, r[0])
             st.t0 = _now()
         elif self._resume is not None and isinstance(r, self._resume):
-            st.epoch += 1
+            # The main process stamps the epoch of the new pass on the message.
+            st.epoch = getattr(r, "_strata_epoch", st.epoch + 1)
             _tag_set_int(K_EPOCH, st.epoch)
         return r
 
@@ -245,10 +249,21 @@ def _patch_dataloader(torch):
 
     @functools.wraps(orig_iter)
     def __iter__(self):
+        # The first loader iterated (the training loader, in the usual loop)
+        # counts epochs; passes over the others (validation, a final
+        # evaluation) carry the epoch in progress, told apart by `loader`.
         key = id(self.dataset)
-        epoch = _epochs.get(key, -1) + 1
-        _epochs[key] = epoch
+        if key not in _loaders:
+            _loaders.append(key)
+        index = _loaders.index(key)
+        if index == 0:
+            epoch = _epochs.get(key, -1) + 1
+            _epochs[key] = epoch
+        else:
+            epoch = max(_epochs.get(_loaders[0], 0), 0)
+        _current_epoch[0] = epoch
         _tag_set_int(K_EPOCH, epoch)
+        _tag_set_int(K_LOADER, index)
         _tag_unset(K_STEP)
         t0 = _now()
         init_fn = self.worker_init_fn
@@ -300,6 +315,20 @@ def _patch_dataloader(torch):
     orig_loop = wk._worker_loop
     sig = inspect.signature(orig_loop)
     resume_cls = getattr(wk, "_ResumeIteration", None)
+    if resume_cls is not None:
+        # Persistent workers start each pass on a resume message: it carries
+        # the pass's epoch to the worker (an extra attribute; it pickles along).
+        orig_resume_init = resume_cls.__init__
+
+        @functools.wraps(orig_resume_init)
+        def _resume_init(self, *a, **k):
+            orig_resume_init(self, *a, **k)
+            try:  # a frozen dataclass in torch: set it the way dataclasses do
+                object.__setattr__(self, "_strata_epoch", _current_epoch[0])
+            except Exception:
+                pass
+
+        resume_cls.__init__ = _resume_init
 
     @functools.wraps(orig_loop)
     def _worker_loop(*args, **kwargs):

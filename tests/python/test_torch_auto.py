@@ -86,7 +86,10 @@ def check_run(out, summary, df, epochs=EPOCHS, persistent=False):
         # a batch is built by one worker process
         assert (ep.groupby("step")["pid"].nunique() == 1).all()
     vr = reads[reads["path"].isin(val)]
-    assert sorted(vr["epoch"].unique().tolist()) == list(range(val_passes))
+    # The training loader (iterated first) counts epochs; validation passes,
+    # the final evaluation included, carry the epoch in progress and loader 1.
+    assert sorted(vr["epoch"].unique().tolist()) == list(range(epochs))
+    assert (tr["loader"] == 0).all() and (vr["loader"] == 1).all()
 
     # -- DataLoader events in the main process
     m = df[df["pid"] == mpid]
@@ -96,7 +99,8 @@ def check_run(out, summary, df, epochs=EPOCHS, persistent=False):
     assert len(ep_ev) == epochs + val_passes
     steps = nxt.groupby("epoch")["step"].apply(lambda s: sorted(s.tolist()))
     for e in range(epochs):
-        assert steps[e] == sorted(list(range(TRAIN_STEPS)) + list(range(VAL_STEPS)))
+        val_in_epoch = val_passes - epochs + 1 if e == epochs - 1 else 1   # the last one has the final evaluation
+        assert steps[e] == sorted(list(range(TRAIN_STEPS)) + list(range(VAL_STEPS)) * val_in_epoch)
     # -- batches built in the workers, with their tags
     batches = df[df["name"] == "dataloader.batch"]
     assert len(batches) == epochs * TRAIN_STEPS + val_passes * VAL_STEPS

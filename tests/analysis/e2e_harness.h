@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/process.h"
+
 namespace e2e {
 
 namespace fs = std::filesystem;
@@ -34,45 +36,12 @@ namespace fs = std::filesystem;
 inline const std::string kStrata = STRATA_BIN;
 inline const std::string kWorkload = E2E_WORKLOAD;
 
-// ---- temporary directories -----------------------------------------------------
 // The analyzer classifies files by name: a random mkdtemp suffix must not hold
 // a word it reacts to ("val" would make every data set a validation set).
-class TempDir {
+class TempDir : public strata_test::TempDir {
  public:
-  TempDir() {
-    static const char* kWords[] = {"val", "test", "eval", "ckpt", "checkpoint", "log", "lib", "etc", "share"};
-    for (int attempt = 0; attempt < 100 && path_.empty(); ++attempt) {
-      char tmpl[] = "/tmp/strata-e2e-XXXXXX";
-      char* d = mkdtemp(tmpl);
-      if (!d) throw std::runtime_error("mkdtemp failed");
-      std::string p = d, low = p;
-      for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      bool bad = false;
-      for (const char* w : kWords) bad = bad || low.find(w, 5) != std::string::npos;
-      if (bad) {
-        rmdir(d);
-        continue;
-      }
-      path_ = p;
-    }
-    if (path_.empty()) throw std::runtime_error("no usable temporary directory");
-  }
-  ~TempDir() {
-    if (std::getenv("STRATA_TEST_KEEP")) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string sub(const std::string& name) const { return path_ + "/" + name; }
-  std::string mkdir(const std::string& name) const {
-    fs::create_directories(sub(name));
-    return sub(name);
-  }
-
- private:
-  std::string path_;
+  TempDir()
+      : strata_test::TempDir("strata-e2e", {"val", "test", "eval", "ckpt", "checkpoint", "log", "lib", "etc", "share"}) {}
 };
 
 // A file of `size` deterministic bytes.
@@ -88,93 +57,11 @@ inline void make_file(const std::string& path, size_t size, unsigned seed = 1) {
   std::ofstream(path, std::ios::binary).write(data.data(), static_cast<std::streamsize>(data.size()));
 }
 
-inline std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+inline std::string read_all(const std::string& path) { return strata_test::read_text(path); }
+inline void write_all(const std::string& path, const std::string& data) { strata_test::write_text(path, data); }
 
-inline void write_all(const std::string& path, const std::string& data) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(data.data(), static_cast<std::streamsize>(data.size()));
-}
-
-// ---- running programs -----------------------------------------------------------
-struct RunResult {
-  int code = -1;    // exit status, or 128 + signal
-  int signal = 0;   // the signal that ended it, 0 if it exited
-  bool timed_out = false;
-  std::string out, err;
-};
-
-// Runs argv in its own process group (so that a timeout can end everything
-// it started, e.g. Chromium's helpers, and nothing else), stdout/stderr on
-// pipes, stdin /dev/null, without the caller's STRATA_* / LD_PRELOAD.
-inline RunResult run(const std::vector<std::string>& argv, int timeout_s = 60) {
-  RunResult r;
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    setpgid(0, 0);
-    dup2(out[1], 1);
-    dup2(err[1], 2);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    std::vector<std::string> drop;
-    for (char** e = environ; *e; ++e)
-      if (std::strncmp(*e, "STRATA_", 7) == 0 || std::strncmp(*e, "LD_PRELOAD=", 11) == 0)
-        drop.emplace_back(*e, std::strchr(*e, '=') - *e);
-    for (auto& k : drop) unsetenv(k.c_str());
-    execvp(args[0], args.data());
-    dprintf(2, "cannot exec %s: %s\n", args[0], strerror(errno));
-    _exit(127);
-  }
-  setpgid(pid, pid);  // also from the parent: no race with the kill below
-  close(out[1]);
-  close(err[1]);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  bool open_[2] = {true, true};
-  int fds[2] = {out[0], err[0]};
-  char buf[65536];
-  while (open_[0] || open_[1]) {
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      r.timed_out = true;
-      kill(-pid, SIGKILL);
-      break;
-    }
-    pollfd p[2] = {{open_[0] ? fds[0] : -1, POLLIN, 0}, {open_[1] ? fds[1] : -1, POLLIN, 0}};
-    int n = poll(p, 2, static_cast<int>(std::min<long>(left, 500)));
-    if (n < 0 && errno == EINTR) continue;
-    for (int i = 0; i < 2; ++i) {
-      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t k = read(fds[i], buf, sizeof buf);
-      if (k > 0)
-        (i ? r.err : r.out).append(buf, static_cast<size_t>(k));
-      else
-        open_[i] = false;
-    }
-  }
-  close(out[0]);
-  close(err[0]);
-  int status = 0;
-  // Bounded too: after a timeout the SIGKILL above ends it promptly.
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) {
-    r.code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    r.signal = WTERMSIG(status);
-    r.code = 128 + r.signal;
-  }
-  return r;
-}
+using strata_test::run;
+using strata_test::RunResult;
 
 inline std::string describe(const RunResult& r) {
   return "exit " + std::to_string(r.code) + (r.timed_out ? " (timed out)" : "") + "\nstdout:\n" +

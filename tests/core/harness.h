@@ -30,119 +30,27 @@
 
 #include "strata/reader.h"
 
+#include "../common/process.h"
+
 namespace core_test {
 
 namespace fs = std::filesystem;
 
 inline const std::string kStrata = STRATA_BIN;
 
-// ---- Temporary directories ---------------------------------------------------
-class TempDir {
+using strata_test::Child;
+using strata_test::finish;
+using strata_test::read_text;
+using strata_test::run;
+using strata_test::RunResult;
+using strata_test::start;
+using strata_test::wait_for;
+using strata_test::write_text;
+
+class TempDir : public strata_test::TempDir {
  public:
-  TempDir() {
-    char tmpl[] = "/tmp/strata-core-XXXXXX";
-    char* d = mkdtemp(tmpl);
-    if (!d) throw std::runtime_error("mkdtemp failed");
-    path_ = d;
-  }
-  ~TempDir() {
-    if (std::getenv("STRATA_TEST_KEEP")) return;
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string sub(const std::string& name) const { return path_ + "/" + name; }
-  std::string mkdir(const std::string& name) const {
-    std::string p = sub(name);
-    fs::create_directories(p);
-    return p;
-  }
-
- private:
-  std::string path_;
+  TempDir() : strata_test::TempDir("strata-core") {}
 };
-
-// ---- Running programs -----------------------------------------------------------
-struct RunResult {
-  int code = -1;  // exit code, or 128 + signal number
-  std::string out, err;
-  bool timed_out = false;
-};
-
-inline int decode_status(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
-
-struct Child {
-  pid_t pid = -1;
-  int out_fd = -1, err_fd = -1;
-};
-
-// Starts argv with stdout/stderr on pipes. env entries "K=V" are added.
-inline Child start(const std::vector<std::string>& argv, const std::vector<std::string>& env = {}) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    dup2(out[1], 1);
-    dup2(err[1], 2);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    for (auto& e : env) putenv(const_cast<char*>(e.c_str()));
-    execvp(args[0], args.data());
-    dprintf(2, "cannot exec %s: %s\n", args[0], strerror(errno));
-    _exit(127);
-  }
-  close(out[1]);
-  close(err[1]);
-  return Child{pid, out[0], err[0]};
-}
-
-// Collects the child's output until it exits; kills it after timeout_s.
-inline RunResult finish(Child c, int timeout_s = 60) {
-  RunResult r;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  bool out_open = true, err_open = true;
-  char buf[65536];
-  while (out_open || err_open) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      r.timed_out = true;
-      kill(c.pid, SIGKILL);
-      break;
-    }
-    pollfd fds[2] = {{out_open ? c.out_fd : -1, POLLIN, 0}, {err_open ? c.err_fd : -1, POLLIN, 0}};
-    int n = poll(fds, 2, static_cast<int>(std::min<long>(left, 1000)));
-    if (n < 0 && errno == EINTR) continue;
-    for (int i = 0; i < 2; ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t k = read(fds[i].fd, buf, sizeof(buf));
-      if (k > 0) (i ? r.err : r.out).append(buf, static_cast<size_t>(k));
-      else (i ? err_open : out_open) = false;
-    }
-  }
-  close(c.out_fd);
-  close(c.err_fd);
-  int status = 0;
-  while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  r.code = decode_status(status);
-  return r;
-}
-
-inline RunResult run(const std::vector<std::string>& argv, int timeout_s = 60,
-                     const std::vector<std::string>& env = {}) {
-  return finish(start(argv, env), timeout_s);
-}
 
 // `strata run -o trace [opts] -- cmd...`
 inline RunResult strata_run(const std::string& trace, const std::vector<std::string>& cmd,
@@ -152,28 +60,6 @@ inline RunResult strata_run(const std::string& trace, const std::vector<std::str
   argv.push_back("--");
   argv.insert(argv.end(), cmd.begin(), cmd.end());
   return run(argv, timeout_s);
-}
-
-// Polls cond every 10 ms for at most timeout_s.
-inline bool wait_for(const std::function<bool()>& cond, int timeout_s = 30) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return cond();
-}
-
-inline std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
 }
 
 // ---- Events as `strata cat` prints them --------------------------------------

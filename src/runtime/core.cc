@@ -273,7 +273,8 @@ void flush_all(bool final_flush) {
 
 void finalize_process(int exit_status, Fn how) {
   if (!g_hot.active || g.finalized.load(std::memory_order_acquire)) return;
-  if (ThreadState* t = thread_state(); t && how != Fn::kNone) {
+  const bool proc_on = g_hot.layer_on[static_cast<int>(Layer::PROC)];
+  if (ThreadState* t = thread_state(); t && how != Fn::kNone && proc_on) {
     uint64_t now = now_ticks();
     record_event(t, static_cast<uint32_t>(how), now, now, -1, 0, -1, -1, exit_status, 0);
   }

@@ -34,7 +34,7 @@ void on_signal(int sig, siginfo_t* info, void* uctx) {
   Chain& c = chains[slot_of(sig)];
   bool dies = !(c.app.sa_flags & SA_SIGINFO) && c.app.sa_handler == SIG_DFL;
   if (g_hot.active && !g.finalized.load()) {
-    if (ThreadState* t = t_state) {
+    if (ThreadState* t = t_state; t && g_hot.layer_on[static_cast<int>(Layer::PROC)]) {
       uint64_t now = now_ticks();
       record_event(t, static_cast<uint32_t>(Fn::signal_flush), now, now, -1, 0, -1, -1, sig, 0);
     }

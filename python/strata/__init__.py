@@ -60,20 +60,10 @@ def enabled():
 
 if ENABLED:
     # strata._fast when built (~10x cheaper per call than ctypes), else ctypes.
-    _hot = _capi.fast
-    if _hot is not None:
-        _now, _complete, _complete_io = _hot.now, _hot.complete, _hot.complete_io
-        _tag_save, _tag_restore = _hot.tag_save, _hot.tag_restore
-        _tag_set_int, _tag_set_str, _tag_unset = _hot.tag_set_int, _hot.tag_set_str, _hot.tag_unset
-    else:
-        _now = _lib.strata_now
-        _complete = _lib.strata_complete
-        _complete_io = _lib.strata_complete_io
-        _tag_save = _lib.strata_tag_save
-        _tag_restore = _lib.strata_tag_restore
-        _tag_set_int = _lib.strata_tag_set_int
-        _tag_set_str = _lib.strata_tag_set_str
-        _tag_unset = _lib.strata_tag_unset
+    _h = _capi.hot_calls()
+    _now, _complete, _complete_io = _h.now, _h.complete, _h.complete_io
+    _tag_save, _tag_restore = _h.tag_save, _h.tag_restore
+    _tag_set_int, _tag_set_str, _tag_unset = _h.tag_set_int, _h.tag_set_str, _h.tag_unset
 else:
     _now = time.monotonic_ns
 

@@ -659,21 +659,10 @@ def install():
         return True
     if not _capi.ENABLED:
         return False
-    hot = _capi.fast if _capi.fast is not None else None
-    if hot is not None:   # strata._fast: no ctypes argument conversion
-        _now, _complete, _complete_io = hot.now, hot.complete, hot.complete_io
-        _tag_set_int, _tag_set_str, _tag_unset = hot.tag_set_int, hot.tag_set_str, hot.tag_unset
-        _tag_save, _tag_restore = hot.tag_save, hot.tag_restore
-    else:
-        lib = _capi.lib
-        _now = lib.strata_now
-        _complete = lib.strata_complete
-        _complete_io = lib.strata_complete_io
-        _tag_set_int = lib.strata_tag_set_int
-        _tag_set_str = lib.strata_tag_set_str
-        _tag_unset = lib.strata_tag_unset
-        _tag_save = lib.strata_tag_save
-        _tag_restore = lib.strata_tag_restore
+    h = _capi.hot_calls()  # strata._fast when built: no ctypes argument conversion
+    _now, _complete, _complete_io = h.now, h.complete, h.complete_io
+    _tag_set_int, _tag_set_str, _tag_unset = h.tag_set_int, h.tag_set_str, h.tag_unset
+    _tag_save, _tag_restore = h.tag_save, h.tag_restore
     _installed = True
 
     sys.meta_path.insert(0, _PostImportFinder())

@@ -117,3 +117,19 @@ if ENABLED and os.environ.get("STRATA_PY_FAST", "1") != "0":
         fast = load_extension("_fast")
     except ImportError:
         fast = None
+
+
+def hot_calls():
+    """The C API calls made per event, as a namespace: from strata._fast when
+    built (no ctypes argument conversion), else the ctypes bindings. Only
+    meaningful when ENABLED."""
+    import types
+    if fast is not None:
+        f = fast
+        return types.SimpleNamespace(now=f.now, complete=f.complete, complete_io=f.complete_io,
+                                     tag_save=f.tag_save, tag_restore=f.tag_restore, tag_set_int=f.tag_set_int,
+                                     tag_set_str=f.tag_set_str, tag_unset=f.tag_unset)
+    return types.SimpleNamespace(now=lib.strata_now, complete=lib.strata_complete,
+                                 complete_io=lib.strata_complete_io, tag_save=lib.strata_tag_save,
+                                 tag_restore=lib.strata_tag_restore, tag_set_int=lib.strata_tag_set_int,
+                                 tag_set_str=lib.strata_tag_set_str, tag_unset=lib.strata_tag_unset)

@@ -575,6 +575,37 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   out << "\n}\n";
 }
 
+namespace {
+
+// One module's records in darshan-parser's layout: a line per counter, integer
+// counters then floating ones, for every record of every process.
+template <class Record>
+void write_darshan_module(std::ostream& out, const char* module, const Job& job,
+                          std::vector<std::pair<std::string, Record>> ProcResult::*records, const char* const* names,
+                          int count, const char* const* fnames, int fcount) {
+  out << "\n#<module>\t<rank>\t<record id>\t<counter>\t<value>\t<file name>\t<mount pt>\t<fs type>\n";
+  char line[1024];
+  for (size_t i = 0; i < job.procs.size(); ++i) {
+    // Rank: the MPI rank when known, else the process' index in the job.
+    const int64_t rank = job.procs[i].meta.rank >= 0 ? job.procs[i].meta.rank : static_cast<int64_t>(i);
+    for (auto& [path, r] : job.procs[i].*records) {
+      const uint64_t id = counters::record_id(path);
+      for (int c = 0; c < count; ++c) {
+        std::snprintf(line, sizeof line, "%s\t%" PRId64 "\t%" PRIu64 "\t%s\t%" PRId64 "\t%s\tUNKNOWN\tUNKNOWN\n", module,
+                      rank, id, names[c], r.counters[c], path.c_str());
+        out << line;
+      }
+      for (int c = 0; c < fcount; ++c) {
+        std::snprintf(line, sizeof line, "%s\t%" PRId64 "\t%" PRIu64 "\t%s\t%f\t%s\tUNKNOWN\tUNKNOWN\n", module, rank,
+                      id, fnames[c], r.fcounters[c], path.c_str());
+        out << line;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void write_darshan(const Job& job, std::ostream& out) {
   Totals t = totals(job);
   std::string exe = job.procs.empty() ? "" : job.procs.front().meta.cmdline;
@@ -584,46 +615,15 @@ void write_darshan(const Job& job, std::ostream& out) {
       << "# metadata: note = counters computed by strata from a trace; see docs/analysis.md\n";
   if (!job.sizes_known) out << "# metadata: sizes = unknown (trace without sizes): size counters are -1\n";
   out << "\n# mounted file systems (mount point and fs type)\n# -------------------------------------------------------\n";
-  // Rank: the MPI rank when known, else the process' index in the job.
-  auto rank_of = [&](size_t i) { return job.procs[i].meta.rank >= 0 ? job.procs[i].meta.rank : static_cast<int64_t>(i); };
-  char line[1024];
   out << "\n# *******************************************************\n# POSIX module data\n"
          "# *******************************************************\n\n# description of POSIX counters: see "
          "darshan-parser --show-incomplete; strata follows Darshan 3.5 semantics\n";
-  out << "\n#<module>\t<rank>\t<record id>\t<counter>\t<value>\t<file name>\t<mount pt>\t<fs type>\n";
-  for (size_t i = 0; i < job.procs.size(); ++i) {
-    for (auto& [path, r] : job.procs[i].posix) {
-      uint64_t id = counters::record_id(path);
-      for (int c = 0; c < counters::POSIX_NUM_INDICES; ++c) {
-        std::snprintf(line, sizeof line, "POSIX\t%" PRId64 "\t%" PRIu64 "\t%s\t%" PRId64 "\t%s\tUNKNOWN\tUNKNOWN\n",
-                      rank_of(i), id, counters::kPosixCounterNames[c], r.counters[c], path.c_str());
-        out << line;
-      }
-      for (int c = 0; c < counters::POSIX_F_NUM_INDICES; ++c) {
-        std::snprintf(line, sizeof line, "POSIX\t%" PRId64 "\t%" PRIu64 "\t%s\t%f\t%s\tUNKNOWN\tUNKNOWN\n", rank_of(i),
-                      id, counters::kPosixFCounterNames[c], r.fcounters[c], path.c_str());
-        out << line;
-      }
-    }
-  }
+  write_darshan_module(out, "POSIX", job, &ProcResult::posix, counters::kPosixCounterNames, counters::POSIX_NUM_INDICES,
+                       counters::kPosixFCounterNames, counters::POSIX_F_NUM_INDICES);
   out << "\n# *******************************************************\n# STDIO module data\n"
          "# *******************************************************\n";
-  out << "\n#<module>\t<rank>\t<record id>\t<counter>\t<value>\t<file name>\t<mount pt>\t<fs type>\n";
-  for (size_t i = 0; i < job.procs.size(); ++i) {
-    for (auto& [path, r] : job.procs[i].stdio) {
-      uint64_t id = counters::record_id(path);
-      for (int c = 0; c < counters::STDIO_NUM_INDICES; ++c) {
-        std::snprintf(line, sizeof line, "STDIO\t%" PRId64 "\t%" PRIu64 "\t%s\t%" PRId64 "\t%s\tUNKNOWN\tUNKNOWN\n",
-                      rank_of(i), id, counters::kStdioCounterNames[c], r.counters[c], path.c_str());
-        out << line;
-      }
-      for (int c = 0; c < counters::STDIO_F_NUM_INDICES; ++c) {
-        std::snprintf(line, sizeof line, "STDIO\t%" PRId64 "\t%" PRIu64 "\t%s\t%f\t%s\tUNKNOWN\tUNKNOWN\n", rank_of(i),
-                      id, counters::kStdioFCounterNames[c], r.fcounters[c], path.c_str());
-        out << line;
-      }
-    }
-  }
+  write_darshan_module(out, "STDIO", job, &ProcResult::stdio, counters::kStdioCounterNames, counters::STDIO_NUM_INDICES,
+                       counters::kStdioFCounterNames, counters::STDIO_F_NUM_INDICES);
 }
 
 }  // namespace strata::analysis

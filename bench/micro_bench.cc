@@ -76,8 +76,8 @@ void BM_EncodeAndFrame(benchmark::State& state) {
   fmt::ByteSink out;
   out.reserve(n * 20 * fmt::kNumColumns + 64);
   for (auto _ : state) {
-    enc.encode(1234, ev.data(), n, out);
-    framer.frame(fmt::BlockType::kEvents, static_cast<uint32_t>(n), out.bytes(), true);
+    const size_t prefix = enc.encode(1234, ev.data(), n, out);
+    framer.frame(fmt::BlockType::kEvents, static_cast<uint32_t>(n), out.bytes(), true, prefix);
     benchmark::DoNotOptimize(framer.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));

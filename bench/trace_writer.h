@@ -49,8 +49,8 @@ class TraceFileWriter {
     dict_.clear();
   }
   void events(uint32_t tid, const fmt::EncodeEvent* ev, size_t n) {
-    encoder_.encode(tid, ev, n, payload_);
-    block(fmt::BlockType::kEvents, static_cast<uint32_t>(n), true);
+    const size_t prefix = encoder_.encode(tid, ev, n, payload_);
+    block(fmt::BlockType::kEvents, static_cast<uint32_t>(n), true, prefix);
     events_ += n;
   }
   // STATS + FOOTER; closes the file.
@@ -73,8 +73,10 @@ class TraceFileWriter {
     if (std::fwrite(p, 1, n, fp_) != n) throw std::runtime_error("write failed: " + path_);
     offset_ += n;
   }
-  void block(fmt::BlockType type, uint32_t count, bool compress) {
-    if (!framer_.frame(type, count, payload_.bytes(), compress)) throw std::runtime_error("framing failed");
+  void block(fmt::BlockType type, uint32_t count, bool compress, size_t compress_prefix = SIZE_MAX) {
+    if (!framer_.frame(type, count, payload_.bytes(), compress, compress_prefix)) {
+      throw std::runtime_error("framing failed");
+    }
     index_.push_back({static_cast<uint8_t>(type), offset_, count});
     put(framer_.data(), framer_.size());
   }

@@ -1,7 +1,13 @@
 #include "format/encoder.h"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -24,8 +30,12 @@ void ByteSink::put_bytes(const void* p, size_t n) {
 
 EventsEncoder::EventsEncoder(size_t max_events)
     : max_events_(max_events),
-      per_column_(max_events * 20 + 32),  // a run-length pair is two varints of at most 10 bytes
-      storage_(new uint8_t[per_column_ * kNumColumns]) {}
+      // A run-length pair is two varints of at most 10 bytes; packed columns
+      // need at most 8 bytes per value, 12 per frame and 7 of store slack.
+      per_column_(max_events * 20 + 32),
+      storage_(new uint8_t[per_column_ * (kNumColumns + 1)]),  // + room to re-encode the offset column
+      times_(new uint64_t[2 * max_events + 2]),
+      mins_(new uint64_t[2 * (max_events / kPackedFrame + 2)]) {}
 
 namespace {
 struct Run {
@@ -35,8 +45,9 @@ struct Run {
 inline uint8_t* flush_run(uint8_t* p, const Run& r) {
   return r.length ? put_varint(put_varint(p, r.value), r.length) : p;
 }
+// (An empty run takes any value: its value is 0 and a 0 just extends it.)
 inline uint8_t* run_put(uint8_t* p, Run& r, uint64_t v) {
-  if (v == r.value && r.length) {
+  if (v == r.value) {
     ++r.length;
     return p;
   }
@@ -45,83 +56,413 @@ inline uint8_t* run_put(uint8_t* p, Run& r, uint64_t v) {
   r.length = 1;
   return p;
 }
-}  // namespace
 
-// One pass appends to ten column buffers. Cursors and run state are locals so
-// they stay in registers; byte stores through members would force reloads.
-void EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mask, uint64_t first, size_t n,
-                           ByteSink& out) {
-  uint8_t* base = storage_.get();
-  uint8_t *c_name = base, *c_ts = base + per_column_, *c_dur = base + 2 * per_column_,
-          *c_fd = base + 3 * per_column_, *c_path = base + 4 * per_column_, *c_off = base + 5 * per_column_,
-          *c_size = base + 6 * per_column_, *c_ret = base + 7 * per_column_, *c_err = base + 8 * per_column_,
-          *c_ctx = base + 9 * per_column_;
-  Run r_name, r_fd, r_path, r_size, r_ret, r_err, r_ctx;
-  // Events whose run-length fields (size..err) all equal the previous event's
-  // only bump `same`; it is added to every run when something changes.
-  uint64_t same = 0;
-  const uint64_t base_ts = n ? ring[first & mask].start : 0;
-  uint64_t prev_end = base_ts;
-  int64_t prev_offset_end = 0, d1 = 0, d2 = 0;
-  const EncodeEvent* prev = nullptr;
-  for (size_t i = 0; i < n; ++i) {
-    const EncodeEvent& e = ring[(first + i) & mask];
-    if (prev && std::memcmp(reinterpret_cast<const char*>(&e) + kRunFieldsOffset,
-                            reinterpret_cast<const char*>(prev) + kRunFieldsOffset, kRunFieldsSize) == 0) {
-      ++same;
-    } else {
-      r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
-      r_ret.length += same, r_err.length += same, r_ctx.length += same;
-      same = 0;
-      c_name = run_put(c_name, r_name, e.name);
-      c_fd = run_put(c_fd, r_fd, zigzag(e.fd));
-      c_path = run_put(c_path, r_path, e.path);
-      c_size = run_put(c_size, r_size, zigzag(e.size));
-      c_ret = run_put(c_ret, r_ret, zigzag(e.ret - (e.size > 0 ? e.size : 0)));
-      c_err = run_put(c_err, r_err, static_cast<uint32_t>(e.err));
-      c_ctx = run_put(c_ctx, r_ctx, e.ctx);
-    }
-    prev = &e;
-    const uint64_t end = e.end > e.start ? e.end : e.start;
-    c_ts = put_varint(c_ts, zigzag(static_cast<int64_t>(e.start - prev_end)));
-    c_dur = put_varint(c_dur, end - e.start);
-    prev_end = end;
-    const int64_t delta = e.offset - prev_offset_end;
-    if (delta == d1) {
-      *c_off++ = 0;
-    } else if (delta == d2) {
-      *c_off++ = 1;
-      d2 = d1;
-      d1 = delta;
-    } else {
-      c_off = put_varint(c_off, zigzag(delta) + 2);
-      d2 = d1;
-      d1 = delta;
-    }
-    prev_offset_end = e.offset + (e.offset >= 0 && e.ret > 0 ? e.ret : 0);
+inline void store_u64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+
+// The run-length fields of an event (size, ret, name, path, ctx, fd, err:
+// bytes 24..60), held in registers to compare the next events against.
+struct RunKey {
+#if defined(__SSE2__)
+  __m128i a, b;  // bytes 24..40, 40..56
+  uint32_t err;  // bytes 56..60
+  static RunKey of(const EncodeEvent* e) {
+    const char* p = reinterpret_cast<const char*>(e);
+    return {_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 24)),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 40)), static_cast<uint32_t>(e->err)};
   }
-  r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
-  r_ret.length += same, r_err.length += same, r_ctx.length += same;
-  uint8_t* ends[kNumColumns] = {flush_run(c_name, r_name), c_ts, c_dur, flush_run(c_fd, r_fd),
-                                flush_run(c_path, r_path), c_off, flush_run(c_size, r_size),
-                                flush_run(c_ret, r_ret), flush_run(c_err, r_err), flush_run(c_ctx, r_ctx)};
-  finish(tid, base_ts, ends, out);
+  // Two 16-byte compares and one 4-byte compare, straight from memory.
+  bool matches(const EncodeEvent* e) const {
+    const char* p = reinterpret_cast<const char*>(e);
+    const __m128i x = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 24)), a);
+    const __m128i y = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 40)), b);
+    return _mm_movemask_epi8(_mm_and_si128(x, y)) == 0xFFFF && static_cast<uint32_t>(e->err) == err;
+  }
+  RunKey operator~() const {
+    const __m128i ones = _mm_set1_epi32(-1);
+    return {_mm_xor_si128(a, ones), _mm_xor_si128(b, ones), ~err};
+  }
+#else
+  uint64_t w[4];
+  uint32_t err;
+  static RunKey of(const EncodeEvent* e) {
+    RunKey k;
+    std::memcpy(k.w, reinterpret_cast<const char*>(e) + 24, 32);
+    k.err = static_cast<uint32_t>(e->err);
+    return k;
+  }
+  bool matches(const EncodeEvent* e) const {
+    const RunKey o = of(e);
+    return ((w[0] ^ o.w[0]) | (w[1] ^ o.w[1]) | (w[2] ^ o.w[2]) | (w[3] ^ o.w[3]) | (err ^ o.err)) == 0;
+  }
+  RunKey operator~() const { return {{~w[0], ~w[1], ~w[2], ~w[3]}, ~err}; }
+#endif
+};
+
+// ---- kPacked ------------------------------------------------------------------
+// Bits needed for x: 0 for 0, else 1 + floor(log2 x).
+inline unsigned bit_length(uint64_t x) { return x ? 64u - static_cast<unsigned>(__builtin_clzll(x)) : 0u; }
+
+// floor(log2 y) for y > 0.
+inline size_t floor_log2(uint64_t y) {
+#if defined(__x86_64__)
+  uint64_t r;
+  __asm__("bsrq %1, %0" : "=r"(r) : "rm"(y) : "cc");  // one bsr, no sign extension of clz's int
+  return r;
+#else
+  return 63 ^ static_cast<unsigned>(__builtin_clzll(y));
+#endif
 }
 
-void EventsEncoder::finish(uint32_t tid, uint64_t base_ts, uint8_t* const* ends, ByteSink& out) {
+template <unsigned W>
+inline constexpr uint64_t kLowMask = W == 64 ? ~uint64_t{0} : (uint64_t{1} << W) - 1;
+
+// The packers read value j at v[j * S]: the encoder keeps gaps and durations
+// interleaved (S = 2).
+inline constexpr size_t S = 2;
+
+// Any number of values, any width 1..64: a 64-bit accumulator stored a word
+// at a time. Writes ceil(k w / 8) bytes (and may store up to 7 more).
+inline uint8_t* pack_bits_any(const uint64_t* v, unsigned k, uint64_t base, unsigned w, uint8_t* p) {
+  const uint64_t mask = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
+  uint64_t acc = 0;
+  unsigned nb = 0;
+  for (unsigned i = 0; i < k; ++i) {
+    const uint64_t x = (v[i * S] - base) & mask;
+    acc |= x << nb;
+    nb += w;
+    if (nb >= 64) {
+      store_u64(p, acc);
+      p += 8;
+      nb -= 64;
+      acc = (x >> 1) >> (w - nb - 1);  // the bits that did not fit (none when nb is 0)
+    }
+  }
+  if (nb) store_u64(p, acc);
+  return p + (nb + 7) / 8;
+}
+
+// Eight values of W <= 57 bits are exactly W bytes; unrolled, every shift and
+// store position is a constant. Whole bytes are stored whenever the next
+// value might not fit the accumulator (at most 7 bits stay behind).
+template <unsigned W, unsigned J = 0, unsigned NB = 0>
+inline __attribute__((always_inline)) void pack8(const uint64_t* v, uint64_t base, uint8_t* p, uint64_t acc) {
+  if constexpr (J == 8) {
+    static_assert(NB % 8 == 0);
+    if constexpr (NB > 0) store_u64(p, acc);
+  } else {
+    acc |= ((v[J * S] - base) & kLowMask<W>) << NB;
+    constexpr unsigned nb = NB + W;
+    if constexpr (J + 1 < 8 && nb + W > 64) {
+      constexpr unsigned bytes = nb / 8;
+      store_u64(p, acc);
+      pack8<W, J + 1, nb % 8>(v, base, p + bytes, bytes == 8 ? 0 : acc >> (bytes * 8 % 64));
+    } else {
+      pack8<W, J + 1, nb>(v, base, p, acc);
+    }
+  }
+}
+
+template <unsigned W>
+uint8_t* pack_bits(const uint64_t* v, unsigned k, uint64_t base, uint8_t* p) {
+  if constexpr (W > 57) {
+    return pack_bits_any(v, k, base, W, p);
+  } else {
+    const uint64_t* const end8 = v + k / 8 * 8 * S;
+    for (; v != end8; v += 8 * S, p += W) pack8<W>(v, base, p, 0);
+    return k % 8 ? pack_bits_any(v, k % 8, base, W, p) : p;
+  }
+}
+
+using PackFn = uint8_t* (*)(const uint64_t*, unsigned, uint64_t, uint8_t*);
+template <size_t... W>
+constexpr std::array<PackFn, sizeof...(W)> make_packers(std::index_sequence<W...>) {
+  return {&pack_bits<W + 1>...};
+}
+constexpr std::array<PackFn, 64> kPackers = make_packers(std::make_index_sequence<64>());
+
+// The varint codes [p, end) as (value, run) pairs at out; returns their end,
+// or nullptr as soon as they are no shorter than the codes (out has room for
+// end - p + 20 bytes). Runs of one-byte codes are measured 8 bytes at a time.
+uint8_t* runs_of_codes(const uint8_t* p, const uint8_t* end, uint8_t* out) {
+  uint8_t* const limit = out + (end - p);
+  while (p != end) {
+    const uint8_t* const first = p;
+    if (*p < 0x80) {
+      const uint64_t pattern = 0x0101010101010101ull * *p;
+      ++p;
+      for (;;) {
+        if (end - p < 8) {
+          while (p != end && *p == *first) ++p;
+          break;
+        }
+        uint64_t word;
+        std::memcpy(&word, p, 8);
+        if (const uint64_t diff = word ^ pattern) {
+          p += static_cast<unsigned>(__builtin_ctzll(diff)) / 8;
+          break;
+        }
+        p += 8;
+      }
+      *out++ = *first;
+      out = put_varint(out, static_cast<uint64_t>(p - first));
+    } else {
+      size_t len = 1;
+      while (first[len - 1] >= 0x80) ++len;  // (our own varints: well formed)
+      uint64_t run = 1;
+      for (p += len; static_cast<size_t>(end - p) >= len && std::memcmp(p, first, len) == 0; p += len) ++run;
+      std::memcpy(out, first, len);
+      out = put_varint(out + len, run);
+    }
+    if (out >= limit) return nullptr;
+  }
+  return out;
+}
+
+// One frame of k (1..128) values v[j * S] whose minimum is base: u8 w,
+// varint base, u8 nexc, packed low bits, nexc x (u8 index, varint high).
+uint8_t* pack_frame(const uint64_t* v, unsigned k, uint64_t base, uint8_t* p) {
+  // Bit lengths of x = v - base, per value and as a histogram. bit_length(x)
+  // is floor(log2(2x + 1)), one bsr, while x < 2^63; redone exactly otherwise.
+  uint8_t hist[65] = {};  // counts <= 128
+  alignas(8) uint8_t bits[kPackedFrame + 8];
+  uint64_t any = 0;
+  unsigned i = 0;
+  auto count = [&](unsigned j) {
+    const uint64_t x = v[j * S] - base;
+    any |= x;
+    const size_t b = floor_log2(2 * x + 1);
+    bits[j] = static_cast<uint8_t>(b);
+    ++hist[b];
+  };
+  for (; i + 2 <= k; i += 2) {  // (unrolled further, gcc merges the bits[] stores at a cost)
+    count(i);
+    count(i + 1);
+  }
+  if (i < k) count(i);
+  if (any >> 63) {
+    std::memset(hist, 0, sizeof(hist));
+    for (i = 0; i < k; ++i) {
+      bits[i] = static_cast<uint8_t>(bit_length(v[i * S] - base));
+      ++hist[bits[i]];
+    }
+  }
+  const unsigned maxbits = bit_length(any);
+  // Choose w minimising the frame's bytes: ceil(k w / 8) packed bytes plus,
+  // per value of b > w bits, an exception of 1 + ceil((b - w) / 7) bytes.
+  // Walk w down from maxbits; stop once the exceptions alone (2 bytes or
+  // more each) cost at least the best so far. Ties keep the larger w.
+  unsigned w = maxbits, nexc = 0;
+  size_t best = (static_cast<size_t>(k) * maxbits + 7) / 8;
+  struct Len {
+    unsigned bits, count;
+  } lens[64];
+  unsigned nlens = 0, above = 0;
+  for (unsigned cand = maxbits; cand-- > 0;) {
+    if (hist[cand + 1]) {
+      lens[nlens++] = {cand + 1, hist[cand + 1]};
+      above += hist[cand + 1];
+    }
+    if (2 * static_cast<size_t>(above) >= best) break;
+    size_t cost = (static_cast<size_t>(k) * cand + 7) / 8;
+    for (unsigned j = 0; j < nlens; ++j) cost += lens[j].count * (1 + (lens[j].bits - cand + 6) / 7);
+    if (cost < best) {
+      best = cost;
+      w = cand;
+      nexc = above;
+    }
+  }
+  *p++ = static_cast<uint8_t>(w);
+  p = put_varint(p, base);
+  *p++ = static_cast<uint8_t>(nexc);
+  if (w) p = kPackers[w - 1](v, k, base, p);
+  if (nexc) {
+    // Values longer than w bits, eight bit lengths at a time: adding 127 - w
+    // to a byte b <= 64 sets its top bit exactly when b > w (no carries).
+    std::memset(bits + k, 0, 8);
+    const uint64_t add = 0x0101010101010101ull * (127 - w);
+    for (unsigned g = 0; g < k; g += 8) {
+      uint64_t word;
+      std::memcpy(&word, bits + g, 8);
+      uint64_t over = (word + add) & 0x8080808080808080ull;
+      while (over) {
+        const unsigned j = g + static_cast<unsigned>(__builtin_ctzll(over)) / 8;
+        over &= over - 1;
+        *p++ = static_cast<uint8_t>(j);
+        p = put_varint(p, (v[j * S] - base) >> w);  // w < 64 when there are exceptions
+      }
+    }
+  }
+  return p;
+}
+
+// A column of n values v[j * S] as kPacked frames; mins[f * S] is the
+// minimum of frame f.
+uint8_t* pack_column(const uint64_t* v, const uint64_t* mins, size_t n, uint8_t* out) {
+  for (size_t i = 0; i < n; i += kPackedFrame) {
+    const size_t k = n - i < kPackedFrame ? n - i : kPackedFrame;
+    out = pack_frame(v + i * S, static_cast<unsigned>(k), mins[i / kPackedFrame * S], out);
+  }
+  return out;
+}
+}  // namespace
+
+// The ring is walked as its two contiguous segments (before and after the
+// wrap), each cut into chunks that end at kPacked frame boundaries. Two tight
+// loops per chunk (so that their state fits in registers; the chunk stays in
+// L1 between them): one appends to the run-length and offset columns, the
+// other stores gaps and durations (interleaved) and tracks their minimum per
+// frame. Then the time columns are packed frame by frame.
+size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mask, uint64_t first, size_t n,
+                             ByteSink& out) {
+  uint8_t* base = storage_.get();
+  auto col = [&](Column c) { return base + (static_cast<size_t>(c) - 1) * per_column_; };
+  uint8_t *c_name = col(Column::kName), *c_fd = col(Column::kFd), *c_path = col(Column::kPath),
+          *c_off = col(Column::kOffset), *c_size = col(Column::kSize), *c_ret = col(Column::kRet),
+          *c_err = col(Column::kErrno), *c_ctx = col(Column::kCtx);
+  uint64_t* const times = times_.get();  // gap, dur of event i at [2 i], [2 i + 1]
+  uint64_t* mins = mins_.get();          // minimum gap, dur of frame f at [2 f], [2 f + 1]
+  Run r_name, r_fd, r_path, r_size, r_ret, r_err, r_ctx;
+  // Offset codes are written as varints; when most are 0 or 1 (cache hits)
+  // they are turned into runs at the end (see runs_of_codes).
+  size_t new_deltas = 0;
+  // Events whose run-length fields (size..err) all equal the previous event's
+  // cost nothing but the comparison: when something changes, every run grows
+  // by the events since the last change.
+  size_t last_change = 0;  // index of the event after the last change
+  const size_t at = static_cast<size_t>(first & mask);
+  const uint64_t base_ts = n ? ring[at].start : 0;
+  uint64_t prev_end = base_ts;
+  uint64_t prev_offset_end = 0, d1 = 0, d2 = 0;  // offsets in two's complement
+  uint64_t ret_pos = 0;                          // max(ret, 0) of the current run
+  RunKey key = n ? ~RunKey::of(&ring[at]) : RunKey{};  // differs from the first event
+  uint64_t gmin = ~uint64_t{0}, dmin = ~uint64_t{0};
+  // Segments: [at, end of ring) then [0, rest).
+  const size_t n1 = mask == ~uint64_t{0} ? n : (n < mask + 1 - at ? n : static_cast<size_t>(mask + 1 - at));
+  const EncodeEvent* const seg_begin[2] = {ring + at, ring};
+  const EncodeEvent* const seg_end[2] = {ring + at + n1, ring + (n - n1)};
+  uint64_t* t = times;
+  size_t done = 0;  // events before the chunk
+  size_t frame_left = kPackedFrame;
+  for (int s = 0; s < 2; ++s) {
+    for (const EncodeEvent* chunk = seg_begin[s]; chunk != seg_end[s];) {
+      const size_t left = static_cast<size_t>(seg_end[s] - chunk);
+      const size_t m = left < frame_left ? left : frame_left;
+      const EncodeEvent* const stop = chunk + m;
+      for (const EncodeEvent* e = chunk; e != stop; ++e) {
+        if (__builtin_expect(!key.matches(e), 0)) {
+          const size_t i = done + static_cast<size_t>(e - chunk);
+          const uint64_t same = i - last_change;  // the first event adds 0 to empty runs
+          last_change = i + 1;
+          r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
+          r_ret.length += same, r_err.length += same, r_ctx.length += same;
+          c_name = run_put(c_name, r_name, e->name);
+          c_fd = run_put(c_fd, r_fd, zigzag(e->fd));
+          c_path = run_put(c_path, r_path, e->path);
+          c_size = run_put(c_size, r_size, zigzag(e->size));
+          c_ret = run_put(c_ret, r_ret, zigzag(e->ret - (e->size > 0 ? e->size : 0)));
+          c_err = run_put(c_err, r_err, static_cast<uint32_t>(e->err));
+          c_ctx = run_put(c_ctx, r_ctx, e->ctx);
+          ret_pos = e->ret > 0 ? static_cast<uint64_t>(e->ret) : 0;
+          key = RunKey::of(e);  // loaded again: the loop need not keep the loaded copy
+        }
+        const int64_t offset = e->offset;
+        const uint64_t delta = static_cast<uint64_t>(offset) - prev_offset_end;
+        if (delta == d1) {
+          *c_off++ = 0;
+        } else if (delta == d2) {
+          *c_off++ = 1;
+          d2 = d1;
+          d1 = delta;
+        } else {
+          c_off = put_varint(c_off, zigzag(static_cast<int64_t>(delta)) + 2);
+          ++new_deltas;
+          d2 = d1;
+          d1 = delta;
+        }
+        prev_offset_end = static_cast<uint64_t>(offset) + (offset >= 0 ? ret_pos : 0);
+      }
+      for (const EncodeEvent* e = chunk; e != stop; ++e, t += 2) {
+        const uint64_t start = e->start;
+        const uint64_t end = e->end > start ? e->end : start;
+        const uint64_t gap = zigzag(static_cast<int64_t>(start - prev_end));
+        const uint64_t dur = end - start;
+        t[0] = gap;
+        t[1] = dur;
+        gmin = gap < gmin ? gap : gmin;
+        dmin = dur < dmin ? dur : dmin;
+        prev_end = end;
+      }
+      chunk = stop;
+      done += m;
+      frame_left -= m;
+      if (frame_left == 0) {
+        mins[0] = gmin;
+        mins[1] = dmin;
+        mins += 2;
+        gmin = dmin = ~uint64_t{0};
+        frame_left = kPackedFrame;
+      }
+    }
+  }
+  if (frame_left != kPackedFrame) {
+    mins[0] = gmin;
+    mins[1] = dmin;
+  }
+  const uint64_t same = n - last_change;
+  r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
+  r_ret.length += same, r_err.length += same, r_ctx.length += same;
+  const uint8_t* begins[kNumColumns];  // by column id - 1
+  uint8_t* ends[kNumColumns];
+  ColumnEncoding encs[kNumColumns];
+  for (int c = 0; c < kNumColumns; ++c) {
+    begins[c] = base + c * per_column_;
+    encs[c] = kColumnEncoding[c];
+  }
+  ends[static_cast<int>(Column::kName) - 1] = flush_run(c_name, r_name);
+  ends[static_cast<int>(Column::kFd) - 1] = flush_run(c_fd, r_fd);
+  ends[static_cast<int>(Column::kPath) - 1] = flush_run(c_path, r_path);
+  ends[static_cast<int>(Column::kSize) - 1] = flush_run(c_size, r_size);
+  ends[static_cast<int>(Column::kRet) - 1] = flush_run(c_ret, r_ret);
+  ends[static_cast<int>(Column::kErrno) - 1] = flush_run(c_err, r_err);
+  ends[static_cast<int>(Column::kCtx) - 1] = flush_run(c_ctx, r_ctx);
+  ends[static_cast<int>(Column::kTs) - 1] = pack_column(times, mins_.get(), n, col(Column::kTs));
+  ends[static_cast<int>(Column::kDur) - 1] = pack_column(times + 1, mins_.get() + 1, n, col(Column::kDur));
+  // The offset column: varint codes, or their runs when that is smaller.
+  // Irregular access (mostly new deltas) is left as varints untried.
+  constexpr int kOff = static_cast<int>(Column::kOffset) - 1;
+  ends[kOff] = c_off;
+  if (new_deltas * 4 <= n) {
+    uint8_t* const runs = base + kNumColumns * per_column_;
+    if (uint8_t* runs_end = runs_of_codes(begins[kOff], c_off, runs)) {
+      begins[kOff] = runs;
+      ends[kOff] = runs_end;
+      encs[kOff] = ColumnEncoding::kRunLength;
+    }
+  }
+  return finish(tid, base_ts, begins, ends, encs, out);
+}
+
+// Directory and column bytes in kColumnOrder; returns the length of the
+// prefix before the first packed column.
+size_t EventsEncoder::finish(uint32_t tid, uint64_t base_ts, const uint8_t* const* begins, uint8_t* const* ends,
+                             const ColumnEncoding* encs, ByteSink& out) {
   out.clear();
   out.put_varint(tid);
   out.put_varint(base_ts);
   out.put_varint(kNumColumns);
-  for (int c = 0; c < kNumColumns; ++c) {
-    out.put_u8(static_cast<uint8_t>(c + 1));
-    out.put_u8(static_cast<uint8_t>(kColumnIsRunLength[c] ? ColumnEncoding::kRunLength : ColumnEncoding::kVarint));
-    out.put_varint(static_cast<uint64_t>(ends[c] - (storage_.get() + c * per_column_)));
+  for (Column id : kColumnOrder) {
+    const int c = static_cast<int>(id) - 1;
+    out.put_u8(static_cast<uint8_t>(id));
+    out.put_u8(static_cast<uint8_t>(encs[c]));
+    out.put_varint(static_cast<uint64_t>(ends[c] - begins[c]));
   }
-  for (int c = 0; c < kNumColumns; ++c) {
-    const uint8_t* start = storage_.get() + c * per_column_;
-    out.put_bytes(start, static_cast<size_t>(ends[c] - start));
+  size_t prefix = SIZE_MAX;
+  for (Column id : kColumnOrder) {
+    const int c = static_cast<int>(id) - 1;
+    if (encs[c] == ColumnEncoding::kPacked && prefix == SIZE_MAX) prefix = out.size();
+    out.put_bytes(begins[c], static_cast<size_t>(ends[c] - begins[c]));
   }
+  return prefix == SIZE_MAX ? out.size() : prefix;
 }
 
 BlockFramer::BlockFramer(int zstd_level) : cctx_(ZSTD_createCCtx()), level_(zstd_level) {
@@ -150,19 +491,23 @@ void BlockFramer::reserve(size_t n) {
   cap_ = n;
 }
 
-bool BlockFramer::frame(BlockType type, uint32_t count, const std::vector<uint8_t>& payload, bool compress) {
+bool BlockFramer::frame(BlockType type, uint32_t count, const std::vector<uint8_t>& payload, bool compress,
+                        size_t compress_prefix) {
   const size_t hdr = sizeof(BlockHeader);
-  size_t need = hdr + (compress ? ZSTD_compressBound(payload.size()) : payload.size());
+  const size_t prefix = compress_prefix < payload.size() ? compress_prefix : payload.size();
+  size_t need = hdr + (compress ? ZSTD_compressBound(prefix) + (payload.size() - prefix) : payload.size());
   reserve(need);
   if (cap_ < need) return false;
   size_t stored = payload.size();
   Codec codec = Codec::kNone;
   if (compress) {
-    size_t n = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), buf_ + hdr, cap_ - hdr, payload.data(), payload.size());
+    size_t n = ZSTD_compress2(static_cast<ZSTD_CCtx*>(cctx_), buf_ + hdr, cap_ - hdr, payload.data(), prefix);
     if (ZSTD_isError(n)) return false;
-    if (n < payload.size()) {
-      stored = n;
-      codec = Codec::kZstd;
+    if (n < prefix) {
+      // The rest (the packed time columns of an EVENTS payload) follows the frame as is.
+      if (prefix < payload.size()) std::memcpy(buf_ + hdr + n, payload.data() + prefix, payload.size() - prefix);
+      stored = n + (payload.size() - prefix);
+      codec = prefix == payload.size() ? Codec::kZstd : Codec::kZstdPrefix;
     }
   }
   if (codec == Codec::kNone && !payload.empty()) std::memcpy(buf_ + hdr, payload.data(), payload.size());

@@ -20,7 +20,9 @@ namespace strata::format {
 // the encoder reads the runtime's rings in place. Times are in the file's
 // clock ticks (ns, or TSC-based ticks converted with the PROCESS block's
 // tick_q32). Fields size..err are contiguous: the encoder compares them as
-// one block of bytes to detect runs.
+// one block of bytes to detect runs (pad is not compared: it may hold
+// anything). The field order is fixed: the runtime also fills records with
+// aggregate initialisation (src/runtime/core.cc).
 struct EncodeEvent {
   uint64_t start = 0;
   uint64_t end = 0;
@@ -37,6 +39,7 @@ struct EncodeEvent {
 static_assert(sizeof(EncodeEvent) == 64);
 inline constexpr size_t kRunFieldsOffset = offsetof(EncodeEvent, size);
 inline constexpr size_t kRunFieldsSize = offsetof(EncodeEvent, pad) - offsetof(EncodeEvent, size);
+static_assert(kRunFieldsOffset == 24 && kRunFieldsSize == 36 && offsetof(EncodeEvent, err) == 56);
 
 // Appends byte-level values to a growable buffer (reserve once, reuse).
 class ByteSink {
@@ -56,10 +59,14 @@ class ByteSink {
   std::vector<uint8_t> buf_;
 };
 
-// Columnar encoder of one EVENTS block (one thread's events). One pass over
-// the events appends to ten column buffers; every cursor and run counter is a
-// local so it stays in registers (byte stores through members would force
-// reloads of all encoder state after each store).
+// Columnar encoder of one EVENTS block (one thread's events). A walk over
+// the events (two tight loops per 128 events) appends to the run-length and
+// offset column buffers and stores the time gaps and durations in a scratch
+// array, which is then bit packed frame by frame (ColumnEncoding::kPacked).
+// Every cursor and run counter of the walk is a local so it stays in
+// registers (byte stores through members would force reloads of all encoder
+// state after each store). No allocation per block: all storage is sized in
+// the constructor.
 class EventsEncoder {
  public:
   explicit EventsEncoder(size_t max_events);
@@ -67,18 +74,24 @@ class EventsEncoder {
 
   // Encodes events ring[(first + i) & mask] for i < n as an EVENTS payload
   // into out (cleared first). n <= max_events(). A flat array: mask = ~0.
-  void encode(uint32_t tid, const EncodeEvent* ring, uint64_t mask, uint64_t first, size_t n, ByteSink& out);
-  void encode(uint32_t tid, const EncodeEvent* events, size_t n, ByteSink& out) {
-    encode(tid, events, ~uint64_t{0}, 0, n, out);
+  // Returns the length of the payload's prefix worth compressing (everything
+  // before the packed time columns, which are last): pass it to
+  // BlockFramer::frame as compress_prefix.
+  size_t encode(uint32_t tid, const EncodeEvent* ring, uint64_t mask, uint64_t first, size_t n, ByteSink& out);
+  size_t encode(uint32_t tid, const EncodeEvent* events, size_t n, ByteSink& out) {
+    return encode(tid, events, ~uint64_t{0}, 0, n, out);
   }
 
  private:
-  void finish(uint32_t tid, uint64_t base_ts, uint8_t* const* ends, ByteSink& out);
+  size_t finish(uint32_t tid, uint64_t base_ts, const uint8_t* const* begins, uint8_t* const* ends,
+                const ColumnEncoding* encs, ByteSink& out);
   size_t max_events_;
   size_t per_column_;
   // Not zero-filled: a traced process pays only for the pages it uses
   // (a std::vector would write all of them at start-up, ~13 M instructions).
   std::unique_ptr<uint8_t[]> storage_;
+  std::unique_ptr<uint64_t[]> times_;  // per event: gap, duration (interleaved)
+  std::unique_ptr<uint64_t[]> mins_;   // per kPacked frame: minimum gap, minimum duration
 };
 
 // Frames payloads as blocks: compresses (zstd) when asked, hashes, and returns
@@ -89,8 +102,13 @@ class BlockFramer {
   ~BlockFramer();
   BlockFramer(const BlockFramer&) = delete;
   BlockFramer& operator=(const BlockFramer&) = delete;
-  // Frames the payload into an internal buffer (data()/size()); false if compression failed.
-  bool frame(BlockType type, uint32_t count, const std::vector<uint8_t>& payload, bool compress);
+  // Frames the payload into an internal buffer (data()/size()); false if
+  // compression failed. With compress, the first compress_prefix bytes (all by
+  // default) go through zstd: codec kZstd when that is the whole payload,
+  // kZstdPrefix (zstd frame + the rest raw) otherwise; kNone when compressing
+  // does not make them smaller.
+  bool frame(BlockType type, uint32_t count, const std::vector<uint8_t>& payload, bool compress,
+             size_t compress_prefix = SIZE_MAX);
   const uint8_t* data() const { return buf_; }
   size_t size() const { return size_; }
 

@@ -16,7 +16,7 @@ namespace strata::format {
 // FOOTER whose final 16 bytes are the Trailer.
 inline constexpr char kFileMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', '\0', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint16_t kVersionMinor = 1;  // 1.1: codec kZstdPrefix, column encoding kPacked
 inline constexpr const char* kFileSuffix = ".strata";
 
 struct FileHeader {
@@ -41,7 +41,12 @@ enum class BlockType : uint8_t {
   kProfile = 6,  // profile mode: Darshan-style counters per file (the last one wins)
 };
 
-enum class Codec : uint8_t { kNone = 0, kZstd = 1 };
+// kNone: the payload as is. kZstd: one zstd frame holding the whole payload.
+// kZstdPrefix (1.1): one zstd frame followed by raw bytes; the payload is the
+// frame's decompressed content followed by those bytes (raw_size = both). The
+// runtime uses it for EVENTS blocks: the packed time columns at the end of the
+// payload are stored raw (zstd gains nothing on them and costs the most there).
+enum class Codec : uint8_t { kNone = 0, kZstd = 1, kZstdPrefix = 2 };
 
 struct BlockHeader {
   uint32_t magic;        // kBlockMagic
@@ -96,36 +101,55 @@ enum Field : uint32_t {
 
 // ---- Event columns (kEvents payload, after decompression) --------------------
 // varint tid, varint base_ts, varint ncols, ncols x (u8 column id, u8 encoding,
-// varint byte length), then the column bytes in the same order. Every column
-// holds exactly `count` values (count is in the block header).
+// varint byte length), then the column bytes in the same order (any order of
+// ids; readers match columns by id). Every column holds exactly `count` values
+// (count is in the block header). The comments give each column's value, which
+// the column encoding then stores.
 enum class Column : uint8_t {
-  kName = 1,    // varint name id
+  kName = 1,    // name id
   // Times (ts, dur, base_ts) are in the file's clock ticks: ns, or TSC-based
   // ticks (the runtime uses 8 cycles) when the PROCESS block's tick_q32 is not 0 (ns = start_mono_ns +
   // ((ticks - start_ticks) * tick_q32 >> 32)).
-  kTs = 2,      // zigzag varint: start ticks minus the previous event's end (start + dur); first: minus base_ts
-  kDur = 3,     // varint ticks
-  kFd = 4,      // zigzag varint (-1 = none)
-  kPath = 5,    // varint string id (0 = none)
+  kTs = 2,      // zigzag of: start ticks minus the previous event's end (start + dur); first: minus base_ts
+  kDur = 3,     // ticks
+  kFd = 4,      // zigzag fd (-1 = none)
+  kPath = 5,    // string id (0 = none)
   kOffset = 6,  // delta = offset minus the previous event's end offset, which is its
                 //   offset + ret when offset >= 0 and ret > 0, else its offset (first: minus 0);
                 //   offset -1 = none. Sequential access has delta 0. Stored through a
                 //   two-entry cache of recent deltas (d1 most recent, d2 before it, both 0
-                //   at block start): varint 0 = delta d1; 1 = delta d2 (then d1, d2 swap);
+                //   at block start): value 0 = delta d1; 1 = delta d2 (then d1, d2 swap);
                 //   v >= 2 = new delta unzigzag(v - 2) (then d2 = d1, d1 = delta). Constant
                 //   strides store 0s, alternating strides 1s.
-  kSize = 7,    // zigzag varint (-1 = none)
-  kRet = 8,     // zigzag varint of ret - max(size, 0)
-  kErrno = 9,   // varint (0 = success)
-  kCtx = 10,    // varint context id (0 = no tags)
+  kSize = 7,    // zigzag (-1 = none)
+  kRet = 8,     // zigzag of ret - max(size, 0)
+  kErrno = 9,   // errno (0 = success)
+  kCtx = 10,    // context id (0 = no tags)
 };
 inline constexpr int kNumColumns = 10;
-// kVarint: `count` varints. kRunLength: (varint value, varint run) pairs whose
-// runs add up to `count`; used for columns that rarely change (name, fd, path,
-// size, ret, errno, ctx). Values are the same transformed values in both.
-enum class ColumnEncoding : uint8_t { kVarint = 0, kRunLength = 1 };
-// The encoding the runtime writes for each column (readers accept either).
-inline constexpr bool kColumnIsRunLength[kNumColumns] = {true, false, false, true, true, false, true, true, true, true};
+// How a column stores its `count` unsigned 64-bit values (readers accept every
+// encoding for every column):
+//   kVarint: `count` varints.
+//   kRunLength: (varint value, varint run) pairs, run >= 1, runs adding up to `count`.
+//   kPacked (1.1): patched frame-of-reference bit packing. Frame j holds values
+//     [128 j, min(128 j + 128, count)) (k values): u8 w (0..64), varint base,
+//     u8 nexc (0..k), ceil(k * w / 8) bytes holding value i's low w bits of
+//     (v_i - base) at bit offset i * w (LSB first, little-endian bytes), then nexc
+//     exceptions (u8 index, strictly increasing and < k; varint high, < 2^(64 - w)):
+//     v_index = base + (low_index | high << w). w = 64 has no exceptions.
+enum class ColumnEncoding : uint8_t { kVarint = 0, kRunLength = 1, kPacked = 2 };
+inline constexpr uint32_t kPackedFrame = 128;  // values per kPacked frame
+// The encoding the runtime writes for each column (index: id - 1). ts and dur
+// are packed and come last in the payload (directory order: kColumnOrder), so
+// that a kZstdPrefix block compresses everything before them. The offset
+// column is kRunLength instead when that is smaller for the block.
+inline constexpr ColumnEncoding kColumnEncoding[kNumColumns] = {
+    ColumnEncoding::kRunLength, ColumnEncoding::kPacked,    ColumnEncoding::kPacked,    ColumnEncoding::kRunLength,
+    ColumnEncoding::kRunLength, ColumnEncoding::kVarint,    ColumnEncoding::kRunLength, ColumnEncoding::kRunLength,
+    ColumnEncoding::kRunLength, ColumnEncoding::kRunLength};
+inline constexpr Column kColumnOrder[kNumColumns] = {Column::kName, Column::kFd,    Column::kPath, Column::kOffset,
+                                                     Column::kSize, Column::kRet,   Column::kErrno, Column::kCtx,
+                                                     Column::kTs,   Column::kDur};
 
 // ---- Trailer ---------------------------------------------------------------
 inline constexpr char kTrailerMagic[8] = {'S', 'T', 'R', 'A', 'T', 'F', 'T', '\n'};

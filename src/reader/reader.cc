@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <type_traits>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -230,6 +231,23 @@ bool FileReader::read_block(std::vector<uint8_t>& payload, uint8_t& type, uint32
     size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(dctx_), payload.data(), payload.size(), stored_.data(),
                                    stored_.size());
     if (ZSTD_isError(n) || n != h.raw_size) fail("zstd payload does not decompress to its raw size");
+  } else if (h.codec == static_cast<uint8_t>(fmt::Codec::kZstdPrefix)) {
+    // One zstd frame, then raw bytes: payload = decompressed frame + those bytes.
+    const size_t frame = ZSTD_findFrameCompressedSize(stored_.data(), stored_.size());
+    if (ZSTD_isError(frame) || frame > stored_.size()) fail("zstd-prefix payload does not start with a complete zstd frame");
+    const size_t tail = stored_.size() - frame;
+    if (tail > h.raw_size) {
+      fail("zstd-prefix payload: raw tail of " + std::to_string(tail) + " bytes exceeds the raw size " +
+           std::to_string(h.raw_size));
+    }
+    payload.resize(h.raw_size);
+    const size_t want = h.raw_size - tail;
+    size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(dctx_), payload.data(), want, stored_.data(), frame);
+    if (ZSTD_isError(n) || n != want) {
+      fail("zstd-prefix payload: the zstd frame does not decompress to " + std::to_string(want) +
+           " bytes (raw size minus the raw tail)");
+    }
+    if (tail) std::memcpy(payload.data() + want, stored_.data() + frame, tail);
   } else {
     fail("unknown codec " + std::to_string(h.codec));
   }
@@ -356,6 +374,9 @@ bool decode_column(const uint8_t* p, const uint8_t* end, size_t n, T* out, F tra
     uint64_t v;
     if (p < end && *p < 0x80) {
       v = *p++;
+    } else if (end - p >= 2 && p[1] < 0x80) {  // two bytes (1.0 time columns), inline
+      v = (p[0] & 0x7fu) | static_cast<uint64_t>(p[1]) << 7;
+      p += 2;
     } else {
       p = fmt::get_varint(p, end, v);
       if (!p) return false;
@@ -381,10 +402,91 @@ bool decode_runs(const uint8_t* p, const uint8_t* end, size_t n, T* out, F trans
   return p == end;
 }
 
+inline uint64_t load_u64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// kPacked: frames of up to 128 values (u8 w, varint base, u8 nexc, ceil(k w / 8)
+// bytes of low bits, nexc x (u8 index, varint high)). Returns nullptr, or what
+// is wrong (frame set to the frame's index).
 template <class T, class F>
-bool decode_any(uint8_t enc, const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform) {
-  return enc == static_cast<uint8_t>(fmt::ColumnEncoding::kRunLength) ? decode_runs(p, end, n, out, transform)
-                                                                        : decode_column(p, end, n, out, transform);
+const char* decode_packed(const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform, size_t& frame) {
+  constexpr size_t K = fmt::kPackedFrame;
+  uint64_t tmp[K];
+  // Low bits are read 8 (9) bytes at a time: a frame too near the end of the
+  // column is first copied here, zero-padded.
+  uint8_t padded[K * 8 + 16];
+  for (size_t i = 0; i < n; i += K) {
+    frame = i / K;
+    const unsigned k = static_cast<unsigned>(n - i < K ? n - i : K);
+    if (end - p < 2) return "truncated frame header";
+    const unsigned w = *p++;
+    if (w > 64) return "bit width over 64";
+    uint64_t base;
+    p = fmt::get_varint(p, end, base);
+    if (!p || p == end) return "truncated frame header";
+    const unsigned nexc = *p++;
+    if (nexc > k) return "more exceptions than values";
+    if (nexc && w == 64) return "exceptions in a 64-bit frame";
+    const size_t nbytes = (static_cast<size_t>(k) * w + 7) / 8;
+    if (nbytes > static_cast<size_t>(end - p)) return "packed bits run past the column";
+    uint64_t* dst = tmp;  // 64-bit columns are unpacked in place
+    if constexpr (std::is_same_v<T, uint64_t>) dst = out + i;
+    if (w == 0) {
+      for (unsigned j = 0; j < k; ++j) dst[j] = base;
+    } else {
+      const uint8_t* src = p;
+      if (static_cast<size_t>(end - p) < nbytes + 9) {
+        std::memcpy(padded, p, nbytes);
+        std::memset(padded + nbytes, 0, 16);
+        src = padded;
+      }
+      const uint64_t mask = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
+      size_t bit = 0;
+      if (w <= 56) {  // a value's bits lie within the 8 bytes from its first byte
+        for (unsigned j = 0; j < k; ++j, bit += w) dst[j] = base + ((load_u64(src + (bit >> 3)) >> (bit & 7)) & mask);
+      } else {
+        for (unsigned j = 0; j < k; ++j, bit += w) {
+          const unsigned sh = bit & 7;
+          uint64_t x = load_u64(src + (bit >> 3)) >> sh;
+          if (sh) x |= static_cast<uint64_t>(src[(bit >> 3) + 8]) << (64 - sh);
+          dst[j] = base + (x & mask);
+        }
+      }
+    }
+    p += nbytes;
+    int prev = -1;
+    for (unsigned e = 0; e < nexc; ++e) {
+      if (p == end) return "truncated exception";
+      const int idx = *p++;
+      if (idx <= prev || idx >= static_cast<int>(k)) return "exception index out of order or out of range";
+      prev = idx;
+      uint64_t high;
+      p = fmt::get_varint(p, end, high);
+      if (!p) return "truncated exception";
+      if (w && (high >> (64 - w))) return "exception value over 64 bits";
+      dst[idx] += high << w;
+    }
+    for (unsigned j = 0; j < k; ++j) out[i + j] = transform(dst[j]);
+  }
+  frame = n / K;
+  return p == end ? nullptr : "bytes left after the last frame";
+}
+
+// Any encoding; returns nullptr or what is wrong.
+template <class T, class F>
+const char* decode_any(uint8_t enc, const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform,
+                       size_t& frame) {
+  switch (static_cast<fmt::ColumnEncoding>(enc)) {
+    case fmt::ColumnEncoding::kVarint:
+      return decode_column(p, end, n, out, transform) ? nullptr : "does not hold the block's count of values";
+    case fmt::ColumnEncoding::kRunLength:
+      return decode_runs(p, end, n, out, transform) ? nullptr : "does not hold the block's count of values";
+    case fmt::ColumnEncoding::kPacked: return decode_packed(p, end, n, out, transform, frame);
+  }
+  return "unknown column encoding";
 }
 }  // namespace
 
@@ -428,28 +530,37 @@ void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, Ev
     const uint8_t* ce = data + cols[i].len;
     data = ce;
     const uint8_t enc = cols[i].enc;
-    if (enc > static_cast<uint8_t>(fmt::ColumnEncoding::kRunLength)) fail("EVENTS block: unknown column encoding " + std::to_string(enc));
-    bool ok = true;
+    if (enc > static_cast<uint8_t>(fmt::ColumnEncoding::kPacked)) fail("EVENTS block: unknown column encoding " + std::to_string(enc));
+    const char* bad = nullptr;
+    size_t frame = SIZE_MAX;
     switch (static_cast<fmt::Column>(cols[i].id)) {
-      case fmt::Column::kName: ok = decode_any(enc, cb, ce, count, out.name.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
+      case fmt::Column::kName: bad = decode_any(enc, cb, ce, count, out.name.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }, frame); break;
       case fmt::Column::kTs:  // gaps; resolved against durations below
-        ok = decode_any(enc, cb, ce, count, out.ts.data(), [](uint64_t v) { return v; });
+        bad = decode_any(enc, cb, ce, count, out.ts.data(), [](uint64_t v) { return v; }, frame);
         have_ts = true;
         break;
-      case fmt::Column::kDur: ok = decode_any(enc, cb, ce, count, out.dur.data(), [](uint64_t v) { return v; }); break;
-      case fmt::Column::kFd: ok = decode_any(enc, cb, ce, count, out.fd.data(), [](uint64_t v) { return static_cast<int32_t>(fmt::unzigzag(v)); }); break;
-      case fmt::Column::kPath: ok = decode_any(enc, cb, ce, count, out.path.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
+      case fmt::Column::kDur: bad = decode_any(enc, cb, ce, count, out.dur.data(), [](uint64_t v) { return v; }, frame); break;
+      case fmt::Column::kFd: bad = decode_any(enc, cb, ce, count, out.fd.data(), [](uint64_t v) { return static_cast<int32_t>(fmt::unzigzag(v)); }, frame); break;
+      case fmt::Column::kPath: bad = decode_any(enc, cb, ce, count, out.path.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }, frame); break;
       case fmt::Column::kOffset:  // delta-cache codes; resolved below
-        ok = decode_any(enc, cb, ce, count, out.offset.data(), [](uint64_t v) { return static_cast<int64_t>(v); });
+        bad = decode_any(enc, cb, ce, count, out.offset.data(), [](uint64_t v) { return static_cast<int64_t>(v); }, frame);
         have_offset = true;
         break;
-      case fmt::Column::kSize: ok = decode_any(enc, cb, ce, count, out.size.data(), [](uint64_t v) { return fmt::unzigzag(v); }); break;
-      case fmt::Column::kRet: ok = decode_any(enc, cb, ce, count, out.ret.data(), [](uint64_t v) { return fmt::unzigzag(v); }); break;
-      case fmt::Column::kErrno: ok = decode_any(enc, cb, ce, count, out.err.data(), [](uint64_t v) { return static_cast<int32_t>(v); }); break;
-      case fmt::Column::kCtx: ok = decode_any(enc, cb, ce, count, out.ctx.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }); break;
+      case fmt::Column::kSize: bad = decode_any(enc, cb, ce, count, out.size.data(), [](uint64_t v) { return fmt::unzigzag(v); }, frame); break;
+      case fmt::Column::kRet: bad = decode_any(enc, cb, ce, count, out.ret.data(), [](uint64_t v) { return fmt::unzigzag(v); }, frame); break;
+      case fmt::Column::kErrno: bad = decode_any(enc, cb, ce, count, out.err.data(), [](uint64_t v) { return static_cast<int32_t>(v); }, frame); break;
+      case fmt::Column::kCtx: bad = decode_any(enc, cb, ce, count, out.ctx.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }, frame); break;
       default: break;  // columns from a newer minor version
     }
-    if (!ok) fail("EVENTS block: column " + std::to_string(cols[i].id) + " does not hold " + std::to_string(count) + " values");
+    if (bad) {
+      std::string what = "EVENTS block: column " + std::to_string(cols[i].id);
+      if (enc == static_cast<uint8_t>(fmt::ColumnEncoding::kPacked)) {
+        what += " (packed), frame " + std::to_string(frame) + ": " + bad;
+      } else {
+        what += " does not hold " + std::to_string(count) + " values";
+      }
+      fail(what);
+    }
   }
   if (!have_ts) fail("EVENTS block: no timestamp column");
   // ret is stored relative to the requested size; start times relative to the
@@ -458,7 +569,8 @@ void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, Ev
   int64_t prev_offset_end = 0, d1 = 0, d2 = 0;
   const bool ticks = process_.tick_q32 != 0;
   for (uint32_t i = 0; i < count; ++i) {
-    out.ret[i] += out.size[i] > 0 ? out.size[i] : 0;
+    out.ret[i] = static_cast<int64_t>(static_cast<uint64_t>(out.ret[i]) +
+                                      (out.size[i] > 0 ? static_cast<uint64_t>(out.size[i]) : 0));
     uint64_t t0 = prev_end + static_cast<uint64_t>(fmt::unzigzag(out.ts[i]));
     prev_end = t0 + out.dur[i];
     if (ticks) {
@@ -481,8 +593,11 @@ void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, Ev
         d2 = d1;
         d1 = delta;
       }
-      out.offset[i] = prev_offset_end + delta;
-      prev_offset_end = out.offset[i] + (out.offset[i] >= 0 && out.ret[i] > 0 ? out.ret[i] : 0);
+      // Two's complement wrap-around, as the encoder computes (no signed
+      // overflow on damaged or extreme values).
+      out.offset[i] = static_cast<int64_t>(static_cast<uint64_t>(prev_offset_end) + static_cast<uint64_t>(delta));
+      prev_offset_end = static_cast<int64_t>(static_cast<uint64_t>(out.offset[i]) +
+                                             (out.offset[i] >= 0 && out.ret[i] > 0 ? static_cast<uint64_t>(out.ret[i]) : 0));
     }
   }
 }

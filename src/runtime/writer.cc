@@ -73,8 +73,8 @@ bool append(const void* data, size_t n) {
   return true;
 }
 
-bool write_block(fmt::BlockType type, uint32_t count, bool compress) {
-  if (!w.framer->frame(type, count, w.payload->bytes(), compress)) return false;
+bool write_block(fmt::BlockType type, uint32_t count, bool compress, size_t compress_prefix = SIZE_MAX) {
+  if (!w.framer->frame(type, count, w.payload->bytes(), compress, compress_prefix)) return false;
   uint64_t at = w.offset;
   if (!append(w.framer->data(), w.framer->size())) return false;
   w.index->push_back({static_cast<uint8_t>(type), at, count});
@@ -229,8 +229,8 @@ void emit_thread_name(ThreadState* s, uint32_t& emitted_name) {
 
 // Encodes and writes the events [tail, tail + n) of one ring as one block.
 void write_events(ThreadState* s, uint64_t tail, uint64_t n) {
-  w.encoder->encode(s->tid, s->ring.slots, s->ring.capacity - 1, tail, n, *w.payload);
-  if (write_block(fmt::BlockType::kEvents, static_cast<uint32_t>(n), true)) {
+  const size_t prefix = w.encoder->encode(s->tid, s->ring.slots, s->ring.capacity - 1, tail, n, *w.payload);
+  if (write_block(fmt::BlockType::kEvents, static_cast<uint32_t>(n), true, prefix)) {
     w.events_written += n;
   } else {
     w.write_dropped += n;

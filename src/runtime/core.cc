@@ -230,14 +230,20 @@ ThreadState* create_thread_state() {
   return s;
 }
 
-void wake_writer() { writer_wake(); }
+void wake_writer_if_behind(ThreadState* t, uint64_t head) {
+  Ring& r = t->ring;
+  r.cached_tail = r.tail.load(std::memory_order_acquire);
+  if (head - r.cached_tail >= r.capacity / 2) writer_wake();
+}
 
 void record_event(ThreadState* t, uint32_t name, uint64_t t0, uint64_t t1, int fd, uint32_t path,
                   int64_t offset, int64_t size, int64_t ret, int err) {
-  RawEvent* e = reserve_slot(t);
-  if (!e) return;
-  *e = RawEvent{t0, t1, offset, size, ret, name, path, t->ctx, fd, err, 0};
-  commit_slot(t);
+  push_event(t, make_event(name, t0, t1, fd, path, offset, size, ret, err, t->ctx));
+}
+
+void set_active(bool on) {
+  g_hot.active = on;
+  for (int l = 0; l < 3; ++l) g_hot.record[l] = on && g_hot.layer_on[l];
 }
 
 void ensure_initialized() {
@@ -261,7 +267,7 @@ void ensure_initialized() {
   writer_start();
   signals_install();
   t_done = false;
-  g_hot.active = true;
+  set_active(true);
   g.initialized.store(2, std::memory_order_release);
 }
 
@@ -300,7 +306,7 @@ __attribute__((destructor(101))) void runtime_destructor() {
   if (!g_hot.active || is_vfork_child()) return;
   finalize_process(0, Fn::kNone);
   writer_stop();
-  g_hot.active = false;
+  set_active(false);
 }
 }  // namespace
 

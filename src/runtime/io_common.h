@@ -18,8 +18,8 @@ inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t s
   auto r = call();
   if (!s.on()) return r;
   s.stop(r < 0);
-  FdEntry* e = fd_entry(fd);
-  if (!e || e->state.load(std::memory_order_relaxed) != kFdTraced) {
+  FdEntry* e;
+  if (__builtin_expect(fd_lookup(fd, e) != kFdTraced, 0)) {
     // A call on a descriptor that is not open is the program's bug worth
     // seeing: recorded without a path. Excluded descriptors stay silent.
     if (!e && r < 0) s.record(fd, 0, explicit_offset, size, static_cast<int64_t>(r));

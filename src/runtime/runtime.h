@@ -69,8 +69,11 @@ struct HotConfig {
   bool use_tsc = false;   // ticks are TSC cycles, else CLOCK_MONOTONIC ns
   bool layer_on[3] = {true, true, true};  // Layer::POSIX, STDIO, PROC
   bool app_on = true;
+  // active && layer_on[layer]: the one byte an interposer tests first.
+  bool record[3] = {false, false, false};
 };
 extern HotConfig g_hot __attribute__((visibility("hidden")));
+void set_active(bool on);  // sets active and record[]
 
 // A tick is 2^kTscShift TSC cycles when the TSC is used (3.1 ns at 2.6 GHz:
 // finer than the clock read costs, and 3 noise bits fewer per timestamp).
@@ -97,32 +100,43 @@ inline ThreadState* thread_state() {
   return create_thread_state();
 }
 
-void wake_writer();
+void wake_writer_if_behind(ThreadState* t, uint64_t head);
 
-// Reserves the next slot of the thread's ring, or counts a drop and returns null.
-inline RawEvent* reserve_slot(ThreadState* t) {
+// Fields by name: the encoder may lay the record out in any order.
+__attribute__((always_inline)) inline RawEvent make_event(uint32_t name, uint64_t t0, uint64_t t1, int fd,
+                                                          uint32_t path, int64_t offset, int64_t size,
+                                                          int64_t ret, int err, uint32_t ctx) {
+  RawEvent e;
+  e.start = t0;
+  e.end = t1;
+  e.offset = offset;
+  e.size = size;
+  e.ret = ret;
+  e.name = name;
+  e.path = path;
+  e.ctx = ctx;
+  e.fd = fd;
+  e.err = err;
+  e.pad = 0;
+  return e;
+}
+
+// Appends one event to the thread's ring, or counts a drop when it is full.
+// The producer re-reads the writer's tail only when the ring looks full, and
+// every quarter of the ring, to wake the writer when it is half full.
+__attribute__((always_inline)) inline void push_event(ThreadState* t, const RawEvent& ev) {
   Ring& r = t->ring;
-  uint64_t head = r.head.load(std::memory_order_relaxed);
+  const uint64_t head = r.head.load(std::memory_order_relaxed);
   if (__builtin_expect(head - r.cached_tail >= r.capacity, 0)) {
     r.cached_tail = r.tail.load(std::memory_order_acquire);
     if (head - r.cached_tail >= r.capacity) {
       t->dropped.fetch_add(1, std::memory_order_relaxed);
-      return nullptr;
+      return;
     }
   }
-  return &r.slots[head & (r.capacity - 1)];
-}
-
-// Publishes the reserved slot. Every quarter of the ring, looks at the
-// writer's progress and wakes it when the ring is at least half full.
-inline void commit_slot(ThreadState* t) {
-  Ring& r = t->ring;
-  uint64_t head = r.head.load(std::memory_order_relaxed) + 1;
-  r.head.store(head, std::memory_order_release);
-  if (__builtin_expect((head & r.quarter_mask) == 0, 0)) {
-    r.cached_tail = r.tail.load(std::memory_order_acquire);
-    if (head - r.cached_tail >= r.capacity / 2) wake_writer();
-  }
+  r.slots[head & (r.capacity - 1)] = ev;
+  r.head.store(head + 1, std::memory_order_release);
+  if (__builtin_expect(((head + 1) & r.quarter_mask) == 0, 0)) wake_writer_if_behind(t, head + 1);
 }
 
 // Records one event of the calling thread (not for the hot interposers, which
@@ -130,19 +144,27 @@ inline void commit_slot(ThreadState* t) {
 void record_event(ThreadState* t, uint32_t name, uint64_t t0, uint64_t t1, int fd, uint32_t path,
                   int64_t offset, int64_t size, int64_t ret, int err);
 
+// The calling thread's state when an event of `layer` is to be recorded now:
+// tracing is on, the layer is on, and the thread is not inside the runtime.
+__attribute__((always_inline)) inline ThreadState* recording_thread(Layer layer) {
+  if (!g_hot.record[static_cast<int>(layer)]) return nullptr;
+  ThreadState* t = t_state;
+  if (__builtin_expect(t == nullptr, 0)) t = t_done ? nullptr : create_thread_state();
+  return t && !t->busy ? t : nullptr;
+}
+
 // Brackets one intercepted call: decides whether to record, reads the start
-// time, keeps the runtime from recording itself, and preserves errno.
+// time, keeps the runtime from recording itself, and preserves errno. Every
+// member is inlined so the scope lives in registers across the real call.
 class IoScope {
  public:
-  IoScope(Fn fn, Layer layer) : fn_(fn) {
-    if (!g_hot.active || !g_hot.layer_on[static_cast<int>(layer)]) return;
-    ThreadState* t = thread_state();
-    if (t == nullptr || t->busy) return;
-    t_ = t;
-    t->busy = 1;
-    t0_ = now_ticks();
+  __attribute__((always_inline)) IoScope(Fn fn, Layer layer) : fn_(fn), t_(recording_thread(layer)) {
+    if (t_) {
+      t_->busy = 1;
+      t0_ = now_ticks();
+    }
   }
-  ~IoScope() {
+  __attribute__((always_inline)) ~IoScope() {
     if (t_) t_->busy = 0;
   }
   IoScope(const IoScope&) = delete;
@@ -150,7 +172,7 @@ class IoScope {
 
   bool on() const { return t_ != nullptr; }
   // Call right after the real function returns: takes the end time and errno.
-  void stop(bool failed) {
+  __attribute__((always_inline)) void stop(bool failed) {
     t1_ = now_ticks();
     err_ = failed ? errno : 0;
   }
@@ -162,21 +184,8 @@ class IoScope {
   // Records the call. errno is as the real call left it: the only runtime code
   // between stop() and here that can change errno (resolving an unknown
   // descriptor) restores it itself.
-  void record(int fd, uint32_t path, int64_t offset, int64_t size, int64_t ret) {
-    RawEvent* e = reserve_slot(t_);
-    if (e) {
-      e->start = t0_;
-      e->end = t1_;
-      e->offset = offset;
-      e->size = size;
-      e->ret = ret;
-      e->name = static_cast<uint32_t>(fn_);
-      e->path = path;
-      e->ctx = t_->ctx;
-      e->fd = fd;
-      e->err = err_;
-      commit_slot(t_);
-    }
+  __attribute__((always_inline)) void record(int fd, uint32_t path, int64_t offset, int64_t size, int64_t ret) {
+    push_event(t_, make_event(static_cast<uint32_t>(fn_), t0_, t1_, fd, path, offset, size, ret, err_, t_->ctx));
   }
   // Records nothing (excluded file).
   void skip() {}
@@ -185,7 +194,7 @@ class IoScope {
 
  private:
   Fn fn_;
-  ThreadState* t_ = nullptr;
+  ThreadState* t_;
   uint64_t t0_ = 0;
   uint64_t t1_ = 0;
   int err_ = 0;

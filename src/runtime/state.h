@@ -101,6 +101,16 @@ inline FdEntry* fd_entry(int fd) {
   if (__builtin_expect(e != nullptr && e->state.load(std::memory_order_acquire) != kFdUnknown, 1)) return e;
   return e ? resolve_fd(fd, e) : nullptr;
 }
+// The tracking state of a descriptor (resolving one seen for the first time);
+// `e` is its entry, null for descriptors the table cannot hold.
+__attribute__((always_inline)) inline uint32_t fd_lookup(int fd, FdEntry*& e) {
+  e = g.fds.get(fd, true);
+  if (__builtin_expect(e == nullptr, 0)) return kFdUnknown;
+  const uint32_t state = e->state.load(std::memory_order_acquire);
+  if (__builtin_expect(state != kFdUnknown, 1)) return state;
+  e = resolve_fd(fd, e);
+  return e ? e->state.load(std::memory_order_acquire) : kFdUnknown;
+}
 void refresh_cwd();
 
 }  // namespace strata::runtime

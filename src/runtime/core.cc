@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <strings.h>
+#include <sys/single_threaded.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <ctime>
 #include <new>
 
+#include "runtime/direct.h"
 #include "runtime/state.h"
 #include "runtime/sys.h"
 #include "runtime/writer.h"
@@ -189,6 +191,7 @@ void fork_child() {
   g.finalized.store(false);
   take_time_anchors();
   writer_child_after_fork();
+  g_hot.direct = g.direct_eligible;  // the child has one application thread
 }
 
 }  // namespace
@@ -241,6 +244,21 @@ void record_event(ThreadState* t, uint32_t name, uint64_t t0, uint64_t t1, int f
   push_event(t, make_event(name, t0, t1, fd, path, offset, size, ret, err, t->ctx));
 }
 
+bool direct::eligible() {
+  if (!direct::kSupported) return false;
+  const char* env = getenv("STRATA_DIRECT_SYSCALLS");
+  if (env && std::strcmp(env, "0") == 0) return false;
+  void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  if (!libc) return false;
+  bool ok = true;
+  for (const char* name : {"read", "write", "pread", "pread64", "pwrite", "pwrite64"}) {
+    void* own = dlsym(libc, name);
+    ok = ok && own != nullptr && dlsym(RTLD_NEXT, name) == own;
+  }
+  dlclose(libc);
+  return ok;
+}
+
 void set_active(bool on) {
   g_hot.active = on;
   for (int l = 0; l < 3; ++l) g_hot.record[l] = on && g_hot.layer_on[l];
@@ -264,7 +282,10 @@ void ensure_initialized() {
   refresh_cwd();
   pthread_key_create(&g.thread_key, thread_exit);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
+  const bool single_threaded = __libc_single_threaded;
+  g.direct_eligible = direct::eligible();
   writer_start();
+  g_hot.direct = single_threaded && g.direct_eligible;
   signals_install();
   t_done = false;
   set_active(true);

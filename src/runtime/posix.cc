@@ -12,6 +12,7 @@
 
 #include <cstdarg>
 
+#include "runtime/direct.h"
 #include "runtime/io_common.h"
 #include "runtime/real.h"
 
@@ -316,19 +317,19 @@ int close(int fd) {
 }
 
 ssize_t read(int fd, void* buf, size_t n) {
-  return fd_io(Fn::read, P, fd, -1, n, [&] { return REAL(read)(fd, buf, n); });
+  return fd_io(Fn::read, P, fd, -1, n, [&] { return direct::on() ? direct::read(fd, buf, n) : REAL(read)(fd, buf, n); });
 }
 ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
   return fd_io(Fn::read, P, fd, -1, n, [&] { return REAL(__read_chk)(fd, buf, n, buflen); });
 }
 ssize_t write(int fd, const void* buf, size_t n) {
-  return fd_io(Fn::write, P, fd, -1, n, [&] { return REAL(write)(fd, buf, n); });
+  return fd_io(Fn::write, P, fd, -1, n, [&] { return direct::on() ? direct::write(fd, buf, n) : REAL(write)(fd, buf, n); });
 }
 ssize_t pread(int fd, void* buf, size_t n, off_t off) {
-  return fd_io(Fn::pread, P, fd, off, n, [&] { return REAL(pread)(fd, buf, n, off); });
+  return fd_io(Fn::pread, P, fd, off, n, [&] { return direct::on() ? direct::pread(fd, buf, n, off) : REAL(pread)(fd, buf, n, off); });
 }
 ssize_t pread64(int fd, void* buf, size_t n, off64_t off) {
-  return fd_io(Fn::pread64, P, fd, off, n, [&] { return REAL(pread64)(fd, buf, n, off); });
+  return fd_io(Fn::pread64, P, fd, off, n, [&] { return direct::on() ? direct::pread(fd, buf, n, off) : REAL(pread64)(fd, buf, n, off); });
 }
 ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
   return fd_io(Fn::pread, P, fd, off, n, [&] { return REAL(__pread_chk)(fd, buf, n, off, buflen); });
@@ -337,10 +338,10 @@ ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t buflen) {
   return fd_io(Fn::pread64, P, fd, off, n, [&] { return REAL(__pread64_chk)(fd, buf, n, off, buflen); });
 }
 ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
-  return fd_io(Fn::pwrite, P, fd, off, n, [&] { return REAL(pwrite)(fd, buf, n, off); });
+  return fd_io(Fn::pwrite, P, fd, off, n, [&] { return direct::on() ? direct::pwrite(fd, buf, n, off) : REAL(pwrite)(fd, buf, n, off); });
 }
 ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t off) {
-  return fd_io(Fn::pwrite64, P, fd, off, n, [&] { return REAL(pwrite64)(fd, buf, n, off); });
+  return fd_io(Fn::pwrite64, P, fd, off, n, [&] { return direct::on() ? direct::pwrite(fd, buf, n, off) : REAL(pwrite64)(fd, buf, n, off); });
 }
 ssize_t readv(int fd, const struct iovec* iov, int n) {
   return fd_io(Fn::readv, P, fd, -1, iov_bytes(iov, n), [&] { return REAL(readv)(fd, iov, n); });

@@ -4,6 +4,7 @@
 // leave through _exit and run no destructor. Children started with an
 // environment that lacks strata's variables get them back, so every process
 // of the job is traced.
+#include <pthread.h>
 #include <spawn.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@ extern "C" char** environ;
 
 namespace {
 STRATA_REAL_DECL(fork);
+STRATA_REAL_DECL(pthread_create);
 STRATA_REAL_DECL(posix_spawn);
 STRATA_REAL_DECL(posix_spawnp);
 STRATA_REAL_DECL(execve);
@@ -111,6 +113,13 @@ int exec_op(Fn fn, const char* program, Call call) {
 
 extern "C" {
 #pragma GCC visibility push(default)
+
+// Not traced: noted so that no interposer bypasses glibc's cancellation
+// bracket once a second thread could cancel another (direct.h).
+int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg) {
+  g_hot.direct = false;
+  return REAL(pthread_create)(thread, attr, start, arg);
+}
 
 pid_t fork(void) {
   IoScope s(Fn::fork, PR);

@@ -71,6 +71,7 @@ struct HotConfig {
   bool app_on = true;
   // active && layer_on[layer]: the one byte an interposer tests first.
   bool record[3] = {false, false, false};
+  bool direct = false;  // read/write family as direct system calls (direct.h)
 };
 extern HotConfig g_hot __attribute__((visibility("hidden")));
 void set_active(bool on);  // sets active and record[]

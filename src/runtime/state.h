@@ -74,6 +74,7 @@ struct Globals {
   uint64_t ns_per_tick_q32 = 0;  // fixed point 32.32, when ticks are TSC cycles
   std::atomic<int> initialized{0};  // 0 no, 1 in progress, 2 done
   std::atomic<bool> finalized{false};
+  bool direct_eligible = false;  // direct.h: all but the thread count allow direct calls
 };
 extern Globals g __attribute__((visibility("hidden")));
 

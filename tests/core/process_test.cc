@@ -67,6 +67,26 @@ TEST(Threads, EightThreadsTenThousandPreadsEach) {
   EXPECT_EQ(info.by_name["pread"], 80000);
 }
 
+// pthread_cancel of a thread blocked in read() still cancels it under strata
+// (the runtime must not bypass glibc's cancellation point once the program
+// has a second thread), and the main thread's preads afterwards are traced.
+TEST(Threads, CancelOfThreadBlockedInReadStillCancels) {
+  TempDir tmp;
+  std::string file = tmp.sub("data");
+  make_file(file, 4096);
+  std::string trace = tmp.sub("trace");
+  RunResult r = strata_run(trace, {PROCS_BIN, "cancel", file, "1000"});
+  auto kv = keyvals(r.out);
+  EXPECT_EQ(kv["cancelled"], "1") << r.out << r.err;
+  EXPECT_EQ(num(kv, "pread_bytes"), 512000);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto events = cat_trace(trace);
+  auto preads = select(events, [&](const Event& e) { return e.name == "pread" && e.path == file; });
+  ASSERT_EQ(preads.size(), 1000u);
+  for (size_t i = 0; i < preads.size(); ++i)
+    ASSERT_EQ(preads[i].offset, static_cast<int64_t>((i % 8) * 512)) << describe(preads[i]);
+}
+
 // fork() in a parent whose 4 threads are doing preads: the child has its own
 // file with its real pid and ppid = parent; the parent's 4 x K preads are all
 // in the parent's file, the child's M + 7 only in the child's. K stays below

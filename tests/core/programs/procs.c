@@ -210,6 +210,44 @@ static int run_term(const char* dir, long n) {
   return 0;
 }
 
+/* ---- thread cancellation: a thread blocked in read() is cancelled ---- */
+static void* blocked_reader(void* arg) {
+  char c;
+  ssize_t n = read(*(int*)arg, &c, 1); /* a cancellation point; blocks: nothing is written */
+  (void)n;
+  return NULL;
+}
+
+/* Cancels a thread blocked reading an empty pipe (waiting at most 10 s), then
+ * preads a file n times. Prints cancelled=1 when the thread ended cancelled. */
+static int run_cancel(const char* file, long n) {
+  int p[2];
+  if (pipe(p)) die("pipe");
+  pthread_t th;
+  if (pthread_create(&th, NULL, blocked_reader, &p[0])) die("pthread_create");
+  usleep(200 * 1000);
+  pthread_cancel(th);
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 10;
+  void* ret = NULL;
+  int cancelled = 0;
+  if (pthread_timedjoin_np(th, &ret, &deadline) == 0) {
+    cancelled = ret == PTHREAD_CANCELED;
+  } else {
+    if (write(p[1], "x", 1) != 1) die("write");
+    pthread_join(th, &ret);
+  }
+  int fd = open(file, O_RDONLY);
+  if (fd < 0) die("open");
+  char buf[512];
+  long bytes = 0;
+  for (long i = 0; i < n; ++i) bytes += pread(fd, buf, sizeof(buf), (i % 8) * 512);
+  close(fd);
+  printf("cancelled=%d\npread_bytes=%ld\n", cancelled, bytes);
+  return cancelled ? 0 : 1;
+}
+
 /* ---- unchanged behaviour under failure ---- */
 static int run_writes(const char* dir, long n) {
   char buf[16];
@@ -241,5 +279,6 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "loop")) return run_loop(argv[2]);
   if (!strcmp(mode, "term") && argc == 4) return run_term(argv[2], atol(argv[3]));
   if (!strcmp(mode, "writes") && argc == 4) return run_writes(argv[2], atol(argv[3]));
+  if (!strcmp(mode, "cancel") && argc == 4) return run_cancel(argv[2], atol(argv[3]));
   return 2;
 }

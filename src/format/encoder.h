@@ -21,8 +21,8 @@ namespace strata::format {
 // clock ticks (ns, or TSC-based ticks converted with the PROCESS block's
 // tick_q32). Fields size..err are contiguous: the encoder compares them as
 // one block of bytes to detect runs (pad is not compared: it may hold
-// anything). The field order is fixed: the runtime also fills records with
-// aggregate initialisation (src/runtime/core.cc).
+// anything). The runtime fills records field by name (make_event in
+// src/runtime/runtime.h).
 struct EncodeEvent {
   uint64_t start = 0;
   uint64_t end = 0;

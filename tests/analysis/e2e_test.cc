@@ -735,8 +735,8 @@ TEST(AnalyzeE2E, DeepLearningSummaryAndDirectoryRollups) {
 // C ~ [0, 300]: unoverlapped I/O ~ 300 ms, unoverlapped compute ~ 0.
 // Asserted: (a) the analyzer's figures equal the same arithmetic applied to
 // the intervals the program measured itself around each call (within 2 ms:
-// the program's clock reads sit just outside the traced calls); (b) they are
-// within 15% of the designed 300 ms (scheduling delay on a busy machine).
+// the program's clock reads sit just outside the traced calls); (b) loose
+// sanity bounds on the schedule (a busy machine delays threads by tens of ms).
 TEST(AnalyzeE2E, OverlapComputeAndIo) {
   TempDir t;
   RunResult rr = trace_workload(t.sub("trace"), {"overlap", t.sub("fifo")});
@@ -782,10 +782,12 @@ TEST(AnalyzeE2E, OverlapComputeAndIo) {
   EXPECT_NEAR(I(s, "io_ns"), io, 2 * ms);
   EXPECT_NEAR(I(s, "unoverlapped_io_ns"), unov_io, 2 * ms);
   EXPECT_NEAR(I(s, "unoverlapped_compute_ns"), unov_compute, 2 * ms);
-  EXPECT_NEAR(I(s, "unoverlapped_io_ns"), 300 * ms, 45 * ms);
-  EXPECT_NEAR(I(s, "compute_ns"), 300 * ms, 45 * ms);
-  EXPECT_NEAR(I(s, "io_ns"), 600 * ms, 90 * ms);
-  EXPECT_LE(I(s, "unoverlapped_compute_ns"), 45 * ms);
+  // Sanity of the schedule only (a loaded CI machine delays threads by tens
+  // of ms): the exact check is the one against the measured intervals above.
+  EXPECT_GT(I(s, "unoverlapped_io_ns"), 150 * ms);
+  EXPECT_GT(I(s, "compute_ns"), 150 * ms);
+  EXPECT_GT(I(s, "io_ns"), 400 * ms);
+  EXPECT_LT(I(s, "unoverlapped_compute_ns"), I(s, "compute_ns") / 2);
   EXPECT_EQ(I(s, "threads"), 3);
   EXPECT_EQ(func_count(*j, "APP", {"compute_step"}), 1);
   EXPECT_EQ(func_count(*j, "POSIX", {"read"}), 3);

@@ -1,5 +1,6 @@
 #include "runtime/profile.h"
 
+#include <array>
 #include <cstring>
 
 #include "analysis/counters.h"
@@ -17,7 +18,7 @@ struct Mapping {
 };
 
 // The counter engine's view of each recorded function (kNone: not counted).
-Mapping map_fn(Fn fn) {
+constexpr Mapping map_fn(Fn fn) {
   using M = c::Module;
   using O = c::Op;
   switch (fn) {
@@ -50,13 +51,20 @@ Mapping map_fn(Fn fn) {
   }
 }
 
+// map_fn as a table: the writer looks up every profiled event.
+constexpr auto kMappings = [] {
+  std::array<Mapping, kNumFns> table{};
+  for (uint32_t i = 0; i < kNumFns; ++i) table[i] = map_fn(static_cast<Fn>(i));
+  return table;
+}();
+
 c::CounterEngine* engine = nullptr;
 
 }  // namespace
 
 void profile_consume(const RawEvent& e) {
   if (e.name >= kNumFns) return;  // application events carry no file counters
-  Mapping m = map_fn(static_cast<Fn>(e.name));
+  const Mapping& m = kMappings[e.name];
   if (m.op == c::Op::kNone) return;
   if (!engine) engine = new c::CounterEngine();
   c::CounterEvent ce;

@@ -117,6 +117,7 @@ inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldEr
   X(fprintf, "fprintf", STDIO, kStreamIo)                   \
   X(vfprintf, "vfprintf", STDIO, kStreamIo)                 \
   X(fork, "fork", PROC, kProc)                        \
+  X(vfork, "vfork", PROC, kProc)                      \
   X(posix_spawn, "posix_spawn", PROC, kProcPath)      \
   X(posix_spawnp, "posix_spawnp", PROC, kProcPath)    \
   X(execve, "execve", PROC, kProcPath)                \

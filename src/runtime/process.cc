@@ -22,6 +22,7 @@ extern "C" char** environ;
 
 namespace {
 STRATA_REAL_DECL(fork);
+STRATA_REAL_DECL(vfork);
 STRATA_REAL_DECL(pthread_create);
 STRATA_REAL_DECL(posix_spawn);
 STRATA_REAL_DECL(posix_spawnp);
@@ -33,6 +34,11 @@ STRATA_REAL_DECL(_exit);
 STRATA_REAL_DECL(_Exit);
 
 constexpr Layer PR = Layer::PROC;
+
+// vfork bookkeeping (below): per thread, since the child clobbers the stack.
+__thread void* t_vfork_caller __attribute__((tls_model("initial-exec")));
+__thread uint64_t t_vfork_t0 __attribute__((tls_model("initial-exec")));
+__thread ThreadState* t_vfork_thread __attribute__((tls_model("initial-exec")));
 
 // The variables a traced child must inherit, captured at start-up.
 constexpr int kMaxInherited = 24;
@@ -131,6 +137,32 @@ pid_t fork(void) {
   return r;
 }
 
+// vfork: the child borrows the parent's stack until it calls exec or _exit,
+// so a C wrapper's frame (and return address) would be overwritten before
+// the parent returns through it. The assembly entry below keeps the caller's
+// return address in thread-local storage instead, calls the real vfork with
+// the caller's stack pointer, and jumps back. Only the parent records (one
+// event lasting until the child exec'd or exited); the child records nothing
+// since it shares the parent's memory.
+__attribute__((visibility("hidden"))) void* strata_vfork_enter(void* caller) {
+  t_vfork_caller = caller;
+  t_vfork_t0 = 0;
+  t_vfork_thread = recording_thread(PR);
+  if (t_vfork_thread) t_vfork_t0 = now_ticks();
+  return reinterpret_cast<void*>(REAL(vfork));
+}
+
+__attribute__((visibility("hidden"))) void* strata_vfork_leave(long result) {
+  void* caller = t_vfork_caller;
+  if (result != 0 && t_vfork_thread) {
+    const int err = result < 0 ? errno : 0;
+    ThreadState* t = t_vfork_thread;
+    push_event(t, make_event(static_cast<uint32_t>(Fn::vfork), t_vfork_t0, now_ticks(), -1, 0, -1, -1, result, err,
+                             t->ctx));
+  }
+  return caller;
+}
+
 int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* fa, const posix_spawnattr_t* attr,
                 char* const argv[], char* const envp[]) {
   int r = REAL(posix_spawn)(pid, path, fa, attr, argv, STRATA_ENV(envp));
@@ -208,3 +240,35 @@ void _Exit(int status) {
 
 #pragma GCC visibility pop
 }  // extern "C"
+
+#if defined(__x86_64__)
+// vfork(): see strata_vfork_enter. The stack pointer the real vfork sees is
+// the caller's after its return address is popped, so the child returns into
+// the code below with the caller's stack, and so does the parent later; the
+// return value travels in %rax, the caller's return address in TLS.
+asm(R"(
+    .text
+    .globl vfork
+    .type vfork, @function
+vfork:
+    .cfi_startproc
+    sub   $8, %rsp
+    .cfi_adjust_cfa_offset 8
+    mov   8(%rsp), %rdi
+    call  strata_vfork_enter
+    add   $16, %rsp
+    .cfi_adjust_cfa_offset -16
+    .cfi_undefined %rip
+    call  *%rax
+    push  %rax
+    sub   $8, %rsp
+    mov   %rax, %rdi
+    call  strata_vfork_leave
+    mov   %rax, %rcx
+    add   $8, %rsp
+    pop   %rax
+    jmp   *%rcx
+    .cfi_endproc
+    .size vfork, .-vfork
+)");
+#endif

@@ -196,6 +196,43 @@ TEST(Exec, ChainOfThreeImages) {
 // posix_spawn x2 (one with an environment lacking strata's variables) and
 // posix_spawnp: every child traced, ppid = parent, its preads exact; the spawn
 // events carry the program and the child pid.
+// vfork: the parent records one vfork event per child, with the child's pid;
+// the exec'd children are traced into their own files with the parent as
+// ppid; the child that only _exits writes no file; the parent's stack
+// survives (the interposer keeps no state on it).
+TEST(Spawn, VforkParentRecordsChildrenAreTraced) {
+  TempDir tmp;
+  std::string work = tmp.mkdir("work"), trace = tmp.sub("trace");
+  RunResult r = strata_run(trace, {PROCS_BIN, "vfork", work});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto kv = keyvals(r.out);
+  EXPECT_EQ(num(kv, "marker"), 1234);
+  int64_t parent = num(kv, "parent");
+  auto files = process_files(trace);
+  EXPECT_EQ(files.size(), 3u) << "the parent and the two exec'd children";
+  auto all = cat_trace(trace);
+  auto vforks = select(all, [&](const Event& e) { return e.name == "vfork"; });
+  ASSERT_EQ(vforks.size(), 3u);
+  std::vector<int64_t> rets;
+  for (auto& e : vforks) {
+    EXPECT_EQ(e.pid, parent);
+    EXPECT_EQ(e.cat, "PROC");
+    rets.push_back(e.ret);
+  }
+  EXPECT_EQ(rets, (std::vector<int64_t>{num(kv, "child5"), num(kv, "child7"), num(kv, "exiter")}));
+  std::string a = work + "/a";
+  for (auto [key, n] : {std::pair{"child5", 5}, std::pair{"child7", 7}}) {
+    int64_t pid = num(kv, key);
+    const ProcFile* f = file_of(files, pid);
+    ASSERT_TRUE(f) << key << " (pid " << pid << ") has no trace file";
+    EXPECT_EQ(f->ppid, parent) << key;
+    EXPECT_EQ(count_if(all, [&](const Event& e) { return e.pid == pid && e.name == "pread" && e.path == a; }), n)
+        << key;
+  }
+  EXPECT_FALSE(file_of(files, num(kv, "exiter")));
+  EXPECT_EQ(count_if(all, [&](const Event& e) { return e.pid == parent && e.name == "pread"; }), 0);
+}
+
 TEST(Spawn, PosixSpawnChildrenAreTraced) {
   TempDir tmp;
   std::string work = tmp.mkdir("work"), trace = tmp.sub("trace");

@@ -166,6 +166,34 @@ static int run_spawn(const char* dir) {
   return 0;
 }
 
+/* vfork + exec of "child" (5, 7 preads), then vfork + _exit(3). The parent's
+ * locals must survive the children running on its stack. */
+static int run_vfork(const char* dir) {
+  make_file(path_in(dir, "a"), 65536);
+  const char* counts[2] = {"5", "7"};
+  pid_t pids[3];
+  volatile int marker = 1234;
+  for (int i = 0; i < 2; ++i) {
+    pid_t p = vfork();
+    if (p == 0) {
+      execl(self, self, "child", dir, counts[i], (char*)NULL);
+      _exit(127);
+    }
+    if (p < 0) die("vfork");
+    pids[i] = p;
+    int status = 0;
+    if (waitpid(p, &status, 0) != p || !WIFEXITED(status) || WEXITSTATUS(status) != 0) die("vfork child");
+  }
+  pid_t p = vfork();
+  if (p == 0) _exit(3);
+  if (p < 0) die("vfork");
+  pids[2] = p;
+  int status = 0;
+  if (waitpid(p, &status, 0) != p || !WIFEXITED(status) || WEXITSTATUS(status) != 3) die("vfork _exit child");
+  printf("parent=%d\nchild5=%d\nchild7=%d\nexiter=%d\nmarker=%d\n", getpid(), pids[0], pids[1], pids[2], marker);
+  return 0;
+}
+
 static int run_child(const char* dir, long n) {
   int fd = open(path_in(dir, "a"), O_RDONLY);
   if (fd < 0) die("open");
@@ -275,6 +303,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "forkmt") && argc == 5) return run_forkmt(argv[2], atol(argv[3]), atol(argv[4]));
   if (!strcmp(mode, "chain") && argc == 4) return run_chain(argv[2], argv[3]);
   if (!strcmp(mode, "spawn")) return run_spawn(argv[2]);
+  if (!strcmp(mode, "vfork")) return run_vfork(argv[2]);
   if (!strcmp(mode, "child") && argc == 4) return run_child(argv[2], atol(argv[3]));
   if (!strcmp(mode, "loop")) return run_loop(argv[2]);
   if (!strcmp(mode, "term") && argc == 4) return run_term(argv[2], atol(argv[3]));

@@ -246,6 +246,9 @@ void _Exit(int status) {
 // the caller's after its return address is popped, so the child returns into
 // the code below with the caller's stack, and so does the parent later; the
 // return value travels in %rax, the caller's return address in TLS.
+// (It returns with jmp, not ret: with x86 shadow stacks enabled, which glibc
+// 2.36 and Debian 12's kernel do not do, this entry would need a shadow-stack
+// pop as glibc's own vfork does.)
 asm(R"(
     .text
     .globl vfork

@@ -222,6 +222,26 @@ int execle(const char* path, const char* arg, ...) {
   return exec_op(Fn::execle, path, [&] { return REAL(execve)(path, argv, env); });
 }
 
+// Returning from main is exit(status), but glibc then calls its exit
+// internally, past the interposer: main is wrapped so the return records the
+// same `exit` event an explicit exit() does.
+using MainFn = int (*)(int, char**, char**);
+static MainFn real_main = nullptr;
+
+static int main_then_exit_event(int argc, char** argv, char** envp) {
+  int status = real_main(argc, argv, envp);
+  record_proc(Fn::exit, nullptr, status, 0);
+  return status;
+}
+
+int __libc_start_main(MainFn main, int argc, char** argv, void* init, void* fini, void* rtld_fini,
+                      void* stack_end) {
+  using StartFn = int (*)(MainFn, int, char**, void*, void*, void*, void*);
+  auto real_start = reinterpret_cast<StartFn>(resolve_next("__libc_start_main"));
+  real_main = main;
+  return real_start(main_then_exit_event, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
 void exit(int status) {
   record_proc(Fn::exit, nullptr, status, 0);
   REAL(exit)(status);

@@ -253,14 +253,16 @@ TEST(Spawn, PosixSpawnChildrenAreTraced) {
         << key;
   }
   auto spawns = select(all, [&](const Event& e) { return e.pid == parent && e.cat == "PROC"; });
-  ASSERT_EQ(spawns.size(), 3u);
+  ASSERT_EQ(spawns.size(), 4u) << "three spawns, then the exit event of main's return";
+  EXPECT_EQ(spawns[3].name, "exit");
+  EXPECT_EQ(spawns[3].ret, 0);
   EXPECT_EQ(spawns[0].name, "posix_spawn");
   EXPECT_EQ(spawns[1].name, "posix_spawn");
   EXPECT_EQ(spawns[2].name, "posix_spawnp");
   EXPECT_EQ(spawns[0].ret, num(kv, "child11"));
   EXPECT_EQ(spawns[1].ret, num(kv, "child13"));
   EXPECT_EQ(spawns[2].ret, num(kv, "child17"));
-  for (auto& s : spawns) EXPECT_EQ(s.path, PROCS_BIN);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(spawns[i].path, PROCS_BIN);
   EXPECT_EQ(count_if(all, [&](const Event& e) { return e.name == "pread" && e.path == a; }), 11 + 13 + 17);
 }
 

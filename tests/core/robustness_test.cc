@@ -118,12 +118,35 @@ TEST(Failure, TinyBufferCountsDrops) {
   EXPECT_EQ(traced.out, plain.out);
   Info info = info_trace(trace);
   EXPECT_GT(info.dropped, 0);
-  // open + writes + close of data, the failed open of missing; stdout is a pipe.
-  const int64_t calls = 1 + kWrites + 1 + 1;
+  // open + writes + close of data, the failed open of missing, the exit of
+  // main's return; stdout is a pipe.
+  const int64_t calls = 1 + kWrites + 1 + 1 + 1;
   EXPECT_EQ(info.events + info.dropped, calls) << "events " << info.events << " dropped " << info.dropped;
   auto events = cat_trace(trace);
   EXPECT_EQ(static_cast<int64_t>(events.size()), info.events);
-  for (auto& e : events) EXPECT_TRUE(under(e.path, work)) << describe(e);
+  for (auto& e : events) {
+    if (e.cat == "PROC") {  // the exit of main's return, unless it was dropped
+      EXPECT_EQ(e.name, "exit");
+      EXPECT_EQ(e.ret, 3);
+    } else {
+      EXPECT_TRUE(under(e.path, work)) << describe(e);
+    }
+  }
+}
+
+// Returning 3 from main is exit(3): one `exit` event with ret 3, the last
+// event of the process, as an explicit exit(3) records.
+TEST(Exit, ReturnFromMainRecordsExit) {
+  TempDir tmp;
+  std::string work = tmp.mkdir("work"), trace = tmp.sub("trace");
+  RunResult r = strata_run(trace, {PROCS_BIN, "writes", work, "10"});
+  EXPECT_EQ(r.code, 3);
+  auto events = cat_trace(trace);
+  auto exits = select(events, [](const Event& e) { return e.cat == "PROC"; });
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].name, "exit");
+  EXPECT_EQ(exits[0].ret, 3);
+  EXPECT_EQ(events.back().name, "exit");
 }
 
 }  // namespace

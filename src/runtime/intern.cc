@@ -51,7 +51,7 @@ void Interner::grow_index() {
   index_cap_ = cap;
 }
 
-uint32_t Interner::intern(std::string_view s, uint32_t aux) {
+uint32_t Interner::intern_impl(std::string_view s, uint32_t (*aux_of)(const char*), uint32_t aux) {
   uint64_t hash = XXH3_64bits(s.data(), s.size());
   lock_.lock();
   uint32_t n = count_.load(std::memory_order_relaxed);
@@ -80,6 +80,7 @@ uint32_t Interner::intern(std::string_view s, uint32_t aux) {
     lock_.unlock();
     return 0;
   }
+  if (aux_of) aux = aux_of(data);
   chunks_[chunk][(id - 1) & kChunkMask] = Entry{data, static_cast<uint32_t>(s.size()), aux};
   index_[h] = id;
   count_.store(id, std::memory_order_release);

@@ -31,7 +31,10 @@ class Interner {
 
   // Returns the id (>= 1) of the byte string, inserting it with `aux` if new;
   // 0 if the table is full.
-  uint32_t intern(std::string_view s, uint32_t aux = 0);
+  uint32_t intern(std::string_view s, uint32_t aux = 0) { return intern_impl(s, nullptr, aux); }
+  // The same, with `aux` computed by aux_of(stored NUL-terminated copy) only
+  // when the string is new (e.g. the path exclusion check, once per path).
+  uint32_t intern(std::string_view s, uint32_t (*aux_of)(const char*)) { return intern_impl(s, aux_of, 0); }
   // Number of entries whose contents are visible (ids 1..published()).
   uint32_t published() const { return count_.load(std::memory_order_acquire); }
   const Entry& get(uint32_t id) const { return chunks_[(id - 1) >> kChunkBits][(id - 1) & kChunkMask]; }
@@ -46,6 +49,7 @@ class Interner {
   static constexpr uint32_t kMaxChunks = 4096;
   static constexpr size_t kArenaChunk = 1 << 20;
 
+  uint32_t intern_impl(std::string_view s, uint32_t (*aux_of)(const char*), uint32_t aux);
   const char* store_bytes(std::string_view s);
   void grow_index();
 

@@ -55,9 +55,9 @@ static bool excluded_by_config(const char* abs) {
   return true;
 }
 
-uint32_t intern_path(const char* abs) {
-  return g.strings.intern(abs, excluded_by_config(abs) ? kPathExcluded : 0);
-}
+static uint32_t path_aux(const char* abs) { return excluded_by_config(abs) ? kPathExcluded : 0; }
+
+uint32_t intern_path(const char* abs) { return g.strings.intern(abs, path_aux); }
 
 // Collapses "//", "/./" and "/../" in place; `p` is absolute.
 static void normalise(char* p) {
@@ -121,13 +121,13 @@ uint32_t path_at_unsaved(int dirfd, const char* path) {
   size_t n = std::strlen(path);
   if (used + n + 1 > sizeof(buf)) return 0;
   std::memcpy(buf + used, path, n + 1);
-  normalise(buf);
+  if (needs_normalise(buf)) normalise(buf);
   return intern_path(buf);
 }
 
 void refresh_cwd() {
   char buf[kPathMax];
-  if (sys::getcwd(buf, sizeof(buf)) > 0) g.cwd_sid.store(g.strings.intern(buf, 0), std::memory_order_release);
+  if (sys::getcwd(buf, sizeof(buf)) > 0) g.cwd_sid.store(intern_path(buf), std::memory_order_release);
 }
 
 // First sight of a descriptor the runtime did not see opened: ask /proc.

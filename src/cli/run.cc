@@ -63,13 +63,13 @@ std::string find_python_layer() {
 }
 
 #if defined(__x86_64__)
-int64_t raw_ns() {
+int64_t mono_ns() {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-// A TSC reading and the CLOCK_MONOTONIC_RAW instant of it: the TSC read
+// A TSC reading and the CLOCK_MONOTONIC instant of it: the TSC read
 // between two clock reads, the tightest pair of a few tries (a preempted try
 // is wide and loses).
 struct ClockPair {
@@ -80,9 +80,9 @@ ClockPair clock_pair() {
   ClockPair best;
   int64_t width = INT64_MAX;
   for (int i = 0; i < 16; ++i) {
-    int64_t a = raw_ns();
+    int64_t a = mono_ns();
     uint64_t c = __rdtsc();
-    int64_t b = raw_ns();
+    int64_t b = mono_ns();
     if (b - a < width) {
       width = b - a;
       best = {(a + b) / 2.0L, c};
@@ -95,9 +95,10 @@ double hz_between(const ClockPair& a, const ClockPair& b) {
   return static_cast<double>(static_cast<long double>(b.tsc - a.tsc) / (b.ns - a.ns) * 1e9L);
 }
 
-// Measures the TSC against CLOCK_MONOTONIC_RAW (the kernel's own TSC-derived
-// clock, not slewed by NTP) over two consecutive 8 ms spans; `agree` says the
-// two spans gave the same rate within 20 ppm. Returns the rate of both.
+// Measures the TSC against CLOCK_MONOTONIC (the clock the runtime anchors its
+// ticks to; CLOCK_MONOTONIC_RAW is no better: under kvm-clock it jitters by
+// 10 ppm over 16 ms) over two consecutive 8 ms spans; `agree` says the two
+// spans gave the same rate within 20 ppm. Returns the rate of both.
 double measure_tsc(bool& agree) {
   ClockPair p0 = clock_pair();
   std::this_thread::sleep_for(std::chrono::milliseconds(8));

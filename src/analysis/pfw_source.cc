@@ -312,6 +312,17 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
   auto fail = [&](const std::string& what) -> void {
     throw InputError(path + ":" + std::to_string(line_no) + ": " + what);
   };
+  // us -> ns relative to the trace start, without signed overflow.
+  auto to_ns = [&](int64_t us, int64_t origin, const char* what) -> int64_t {
+    int64_t d, ns;
+    if (__builtin_sub_overflow(us, origin, &d) || __builtin_mul_overflow(d, int64_t{1000}, &ns))
+      fail(std::string("\"") + what + "\" out of range");
+    return ns;
+  };
+  auto as_int = [&](double d, const char* what) -> int64_t {
+    if (!(d > -9.2e18 && d < 9.2e18)) fail(std::string("\"") + what + "\" out of range");
+    return static_cast<int64_t>(d);
+  };
 
   auto handle_line = [&](const char* p, size_t len, size_t cap) {
     // trim
@@ -386,13 +397,13 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
         double d;
         if (v.get_int64().get(ts)) {
           if (v.get_double().get(d)) fail("\"ts\" is not a number");
-          ts = static_cast<int64_t>(d);
+          ts = as_int(d, "ts");
         }
       } else if (key == "dur") {
         double d;
         if (v.get_int64().get(dur)) {
           if (v.get_double().get(d)) fail("\"dur\" is not a number");
-          dur = static_cast<int64_t>(d);
+          dur = as_int(d, "dur");
         }
       } else if (key == "args") {
         ondemand::object args;
@@ -471,7 +482,7 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
         }
         auto ex = str_hashes.find(a_exec);
         if (ex != str_hashes.end()) m.exe = ex->second;
-        m.start_ns = (ts - base) * 1000;
+        m.start_ns = to_ns(ts, base, "ts");
         m.source_file = path;
         c.process(m);
       }
@@ -489,13 +500,13 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
       m.ppid = pid;
       auto h = host_names.find(a_hhash);
       if (h != host_names.end()) m.host = h->second;
-      m.start_ns = (ts - base) * 1000;
+      m.start_ns = to_ns(ts, base, "ts");
       m.source_file = path;
       c.process(m);
     }
     if (!child_tids.empty() && child_tids.count(tid)) e.pid = tid;
-    e.ts = (ts - base) * 1000;
-    e.dur = dur * 1000;
+    e.ts = to_ns(ts, base, "ts");
+    e.dur = to_ns(dur, 0, "dur");
     NameKey k{std::string(name), std::string(cat)};
     auto it = name_ids.find(k);
     uint32_t fid;
@@ -518,8 +529,8 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
     e.ret = a_ret;
     if (fi.layer == Layer::kStdio && fi.data && a_size > 0 && a_count >= 0) {
       // fread/fwrite: count items of `size` bytes; ret counts items.
-      e.size = a_count * a_size;
-      if (has_ret && a_ret > 0) e.ret = a_ret * a_size;
+      if (__builtin_mul_overflow(a_count, a_size, &e.size)) fail("\"count\" x \"size\" out of range");
+      if (has_ret && a_ret > 0 && __builtin_mul_overflow(a_ret, a_size, &e.ret)) fail("\"ret\" x \"size\" out of range");
     } else {
       e.size = a_count;
     }

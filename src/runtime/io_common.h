@@ -47,6 +47,7 @@ inline auto fd_op(Fn fn, Layer layer, int fd, Call call, int64_t size = -1) {
   auto r = call();
   s.stop(r < 0);
   if (path != 0 || (!e && r < 0)) s.record(fd, path, -1, size, static_cast<int64_t>(r));
+  else if (e && e->path.load(std::memory_order_relaxed) == 0) s.drop();  // its path was lost
   return r;
 }
 

@@ -136,7 +136,9 @@ uint32_t path_at_unsaved(int dirfd, const char* path) {
 
 void refresh_cwd() {
   char buf[kPathMax];
-  if (sys::getcwd(buf, sizeof(buf)) > 0) g.cwd_sid.store(intern_path(buf), std::memory_order_release);
+  // A directory too deep for PATH_MAX leaves the cwd unknown: relative paths
+  // under it then count as drops instead of resolving against a stale cwd.
+  g.cwd_sid.store(sys::getcwd(buf, sizeof(buf)) > 0 ? intern_path(buf) : 0, std::memory_order_release);
 }
 
 // First sight of a descriptor the runtime did not see opened: ask /proc.

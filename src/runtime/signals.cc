@@ -21,6 +21,7 @@ STRATA_REAL_DECL(sigaction);
 namespace strata::runtime {
 namespace {
 
+constexpr int kSaRestorer = 0x04000000;  // SA_RESTORER: the kernel's, not in glibc's headers
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 constexpr int kNumSignals = sizeof(kSignals) / sizeof(kSignals[0]);
 
@@ -80,6 +81,7 @@ void signals_install() {
 
 using strata::runtime::install_flush_handler;
 using strata::runtime::is_default;
+using strata::runtime::kSaRestorer;
 using strata::runtime::slot_of;
 using strata::runtime::watches;
 
@@ -87,11 +89,22 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const s
                                                                   struct sigaction* old) {
   int i = slot_of(sig);
   if (i < 0 || !watches[i].tracked) return REAL(sigaction)(sig, act, old);
-  struct sigaction previous = watches[i].app;
+  // While the application's disposition is SIG_DFL the kernel holds strata's
+  // handler and the application's view is kept here; otherwise the kernel
+  // holds exactly what the application installed.
+  struct sigaction previous {};
+  if (is_default(watches[i].app)) previous = watches[i].app;
+  else if (int r = REAL(sigaction)(sig, nullptr, &previous); r != 0) return r;
   if (act) {
     int r = is_default(*act) ? install_flush_handler(sig) : REAL(sigaction)(sig, act, nullptr);
     if (r != 0) return r;
     watches[i].app = *act;
+    // glibc adds its signal-return trampoline to every action it installs,
+    // and reports it back: so does the view kept here.
+    struct sigaction installed {};
+    REAL(sigaction)(sig, nullptr, &installed);
+    watches[i].app.sa_flags |= installed.sa_flags & kSaRestorer;
+    watches[i].app.sa_restorer = installed.sa_restorer;
   }
   if (old) *old = previous;
   return 0;

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +37,7 @@ struct WriterState {
   bool fd_transient = false;  // fd was opened by path for one lease: check identity
   bool have_file = false;     // the file was created
   bool private_table = false; // the writer thread has its own descriptor table
+  int create_errno = 0;       // why the file could not be created
   dev_t dev = 0;
   ino_t ino = 0;
   uint64_t offset = 0;
@@ -143,7 +146,7 @@ bool append(const void* data, size_t n) {
   while (done < n) {
     if (w.fd_transient && !is_trace_file(w.fd)) return false;
     long r = sys::pwrite(w.fd, p + done, n - done, static_cast<long>(w.offset + done));
-    if (r == -EINTR) continue;
+    if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
       sys::ftruncate(w.fd, static_cast<long>(w.offset));
       return false;
@@ -225,6 +228,7 @@ bool open_file() {
   w.index->clear();
   w.have_file = false;
   int fd = sys::open(w.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  w.create_errno = fd < 0 ? errno : 0;
   if (fd < 0) return false;
   struct stat st;
   if (sys::fstat(fd, &st) != 0) {
@@ -409,8 +413,23 @@ void write_profile(bool final_flush) {
   write_block(fmt::BlockType::kProfile, records, true);
 }
 
+// This process's events are lost (no trace file): say so where the tools look.
+void report_unwritable() {
+  char path[kPathMax + 64], exe[kPathMax], line[kPathMax + 160];
+  std::snprintf(path, sizeof(path), "%s/%s", g.cfg.dir, fmt::kUnwritableLog);
+  long e = sys::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  exe[e > 0 ? e : 0] = '\0';
+  int n = std::snprintf(line, sizeof(line), "pid=%d ppid=%d errno=%d lost=%llu exe=%s\n", g.pid, g.ppid,
+                        w.create_errno, static_cast<unsigned long long>(writer_dropped_total()), exe);
+  int fd = sys::open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+  if (fd < 0) return;
+  if (n > 0) sys::write(fd, line, std::min<size_t>(static_cast<size_t>(n), sizeof(line) - 1));
+  sys::close(fd);
+}
+
 void flush_locked(bool final_flush) {
   drain(1);
+  if (final_flush && !w.have_file && w.create_errno != 0) report_unwritable();
   if (w.fd < 0) return;
   if (g.cfg.profile_mode) write_profile(final_flush);
   write_stats_if_changed(final_flush);

@@ -24,6 +24,15 @@
 
 namespace strata::reader {
 
+// Reader limits (docs/trace-format.md, "Reader limits"). A file that needs
+// more is corrupt (or hostile): FormatError, never an unbounded allocation.
+// Events of one EVENTS block (the runtime writes at most 65,536).
+inline constexpr uint32_t kMaxBlockEvents = 1u << 20;
+// Memory the dictionary, PROCESS block and PROFILE records of one file may
+// take: kDictMemoryBase + kDictMemoryPerByte x the file's size in bytes.
+inline constexpr uint64_t kDictMemoryBase = 256ull << 20;
+inline constexpr uint64_t kDictMemoryPerByte = 64;
+
 class FormatError : public std::runtime_error {
  public:
   FormatError(const std::string& file, long block, uint64_t offset, const std::string& what);
@@ -139,6 +148,9 @@ class FileReader {
   // Records of the last PROFILE block read so far (profile mode traces).
   const std::vector<ProfileRecord>& profile() const { return profile_; }
   bool has_footer() const { return footer_seen_; }
+  // False when the file ended inside its first (PROCESS) block: nothing of the
+  // process is known (TraceReader skips such files).
+  bool has_process() const { return has_process_; }
   // True when the file ended inside a block (the writer was killed mid-write).
   bool truncated() const { return truncated_tail_; }
   uint64_t file_size() const { return file_size_; }
@@ -153,6 +165,7 @@ class FileReader {
   void decode_profile(const std::vector<uint8_t>& p);
   void decode_events(const std::vector<uint8_t>& p, uint32_t count, EventBatch& out);
   [[noreturn]] void fail(const std::string& what) const;
+  void charge(uint64_t bytes);  // dictionary memory budget
 
   std::string path_;
   FILE* fp_ = nullptr;
@@ -162,6 +175,8 @@ class FileReader {
   uint64_t block_offset_ = 0;
   bool footer_seen_ = false;
   bool truncated_tail_ = false;
+  bool has_process_ = false;
+  uint64_t mem_used_ = 0, mem_budget_ = 0;
   ProcessInfo process_;
   Dictionary dict_;
   FileStats stats_;
@@ -175,14 +190,25 @@ class FileReader {
 // one host share that host's monotonic clock, hosts are aligned by wall clock.
 class TraceReader {
  public:
+  // Files that hold nothing readable because they were cut short before their
+  // PROCESS block was complete (an empty file, a header or first block cut
+  // short: the disk filled, or the process was killed at start) are skipped
+  // and listed in skipped(); a corrupt file is an error (FormatError). If
+  // every file is skipped, throws FormatError naming them.
   explicit TraceReader(const std::string& path);
   const std::vector<std::string>& files() const { return files_; }
+  struct Skipped {
+    std::string file;
+    std::string why;  // "empty", "cut at byte N inside block K", ...
+  };
+  const std::vector<Skipped>& skipped() const { return skipped_; }
   // Converts a host-monotonic timestamp of `proc` into ns since trace start.
   int64_t to_trace_ns(const ProcessInfo& proc, uint64_t mono_ns) const;
   uint64_t start_wall_ns() const { return start_wall_ns_; }
 
  private:
   std::vector<std::string> files_;
+  std::vector<Skipped> skipped_;
   uint64_t start_wall_ns_ = 0;
   std::vector<std::pair<std::string, int64_t>> host_offsets_;  // host -> wall - mono
 };
@@ -190,5 +216,10 @@ class TraceReader {
 // Lists *.strata files of a trace directory (sorted), or {path} for a file.
 // Throws FormatError if the path does not exist or holds no trace file.
 std::vector<std::string> list_trace_files(const std::string& path);
+
+// Why a trace file holds nothing to read ("empty", "cut at byte N inside
+// block 1", "file header cut short ..."), or "" when it has a complete PROCESS
+// block. Throws FormatError if the file is corrupt.
+std::string why_unreadable(const std::string& file);
 
 }  // namespace strata::reader

@@ -4,9 +4,11 @@
 #include <atomic>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -641,10 +643,15 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
   if (!opts.html.empty()) {
     std::ofstream f(opts.html);
     if (!f) {
-      err << "strata analyze: cannot write " << opts.html << "\n";
+      err << "strata analyze: cannot write " << opts.html << ": " << std::strerror(errno) << "\n";
       return 1;
     }
     if (!write_html(job, opts, f, err)) return 1;
+    f.close();
+    if (f.fail()) {
+      err << "strata analyze: error writing " << opts.html << " (disk full?): the report is incomplete\n";
+      return 1;
+    }
   }
   if (opts.darshan)
     write_darshan(job, out);
@@ -652,6 +659,12 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
     write_json(job, opts, out);
   else if (opts.html.empty())
     write_text(job, opts, out);
+  // Output to a full disk must not look like success.
+  out.flush();
+  if (out.fail() || (&out == &std::cout && (std::fflush(stdout) != 0 || std::ferror(stdout)))) {
+    err << "strata analyze: error writing the output (disk full?): it is incomplete\n";
+    return 1;
+  }
   return 0;
 }
 

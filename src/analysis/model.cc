@@ -111,11 +111,11 @@ FuncInfo classify(std::string_view raw_name, std::string_view category) {
       f.op = Op::kFdopen;
     else if (n == "fclose")
       f.op = Op::kClose;
-    else if (in(n, {"fread", "fgets", "fgetc", "getc", "_IO_getc", "getw", "fscanf", "isoc99_fscanf",
-                    "vfscanf", "getline", "getdelim"}))
+    else if (in(n, {"fread", "fgets", "fgetc", "getc", "_IO_getc", "getchar", "getw", "fscanf",
+                    "__isoc99_fscanf", "vfscanf", "__isoc99_vfscanf", "getline", "getdelim"}))
       f.op = Op::kRead;
-    else if (in(n, {"fwrite", "fputs", "fputc", "putc", "_IO_putc", "putw", "fprintf", "vfprintf",
-                    "printf", "vprintf"}))
+    else if (in(n, {"fwrite", "fputs", "fputc", "putc", "_IO_putc", "putchar", "puts", "putw", "fprintf",
+                    "vfprintf", "printf", "vprintf"}))
       f.op = Op::kWrite;
     else if (in(n, {"fseek", "fseeko", "fseeko64", "fsetpos", "fsetpos64", "rewind"}))
       f.op = Op::kSeek;

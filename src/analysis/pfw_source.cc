@@ -98,6 +98,96 @@ class ByteStream {
   size_t consumed_ = 0;
 };
 
+// Appends the UTF-8 of code point cp.
+void put_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+bool hex4(const char* p, uint32_t& v) {
+  v = 0;
+  for (int i = 0; i < 4; ++i) {
+    char c = p[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
+    else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
+    else return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Unescapes the JSON string whose content starts at p (after the opening
+// quote) and ends at the first unescaped quote before `end`. Surrogate pairs
+// become UTF-8; a lone low surrogate \udc80..\udcff becomes the single raw
+// byte 0x80..0xff (Python's "surrogateescape": how strata's writers keep
+// non-UTF-8 path bytes). Returns nullptr, or what is wrong.
+const char* unescape_json_string(const char* p, const char* end, std::string& out) {
+  out.clear();
+  while (p < end) {
+    const char* q = p;
+    while (q < end && *q != '"' && *q != '\\' && static_cast<unsigned char>(*q) >= 0x20) ++q;
+    out.append(p, q);
+    p = q;
+    if (p == end) break;
+    if (*p == '"') return nullptr;
+    if (*p != '\\') return "control character in a string";
+    if (end - p < 2) break;
+    char e = p[1];
+    p += 2;
+    switch (e) {
+      case '"': out.push_back('"'); break;
+      case '\\': out.push_back('\\'); break;
+      case '/': out.push_back('/'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'u': {
+        uint32_t cp;
+        if (end - p < 4 || !hex4(p, cp)) return "bad \\u escape";
+        p += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) {
+          uint32_t lo;
+          if (end - p >= 6 && p[0] == '\\' && p[1] == 'u' && hex4(p + 2, lo) && lo >= 0xDC00 && lo < 0xE000) {
+            p += 6;
+            put_utf8(out, 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00));
+          } else {
+            return "lone high surrogate in a \\u escape";
+          }
+        } else if (cp >= 0xDC80 && cp <= 0xDCFF) {
+          out.push_back(static_cast<char>(cp - 0xDC00));  // surrogateescape: one raw byte
+        } else if (cp >= 0xDC00 && cp < 0xE000) {
+          return "lone low surrogate in a \\u escape (only \\udc80..\\udcff, raw bytes, are allowed)";
+        } else {
+          put_utf8(out, cp);
+        }
+        break;
+      }
+      default: return "bad escape in a string";
+    }
+  }
+  return "unterminated string";
+}
+
+namespace {
+
 struct NameKey {
   std::string name, cat;
   bool operator==(const NameKey& o) const { return name == o.name && cat == o.cat; }
@@ -207,6 +297,9 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
   };
 
   c.begin(path, &tables, sizes_known);
+  // Owned, unescaped copies of the strings of the current line.
+  std::string name_buf, cat_buf, aname_buf, afname_buf;
+  const char* line_end = nullptr;
 
   ByteStream bs(path);
   ondemand::parser parser;
@@ -253,6 +346,16 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
     if (p[len - 1] == ',') --len;
     if (len == 0) return;
     if (p[0] != '{') fail("expected a JSON object");
+    line_end = p + len;
+    // Strings: our own unescaping (lone-surrogate escapes, see above).
+    auto get_str = [&](ondemand::value& v, std::string& buf, std::string_view& out) -> bool {
+      ondemand::raw_json_string raw;
+      if (v.get_raw_json_string().get(raw)) return false;
+      const char* s = reinterpret_cast<const char*>(raw.raw());
+      if (const char* bad = unescape_json_string(s, line_end, buf)) fail(std::string("invalid JSON string: ") + bad);
+      out = buf;
+      return true;
+    };
     ondemand::document doc;
     auto err = parser.iterate(p, len, cap).get(doc);
     if (err) fail(std::string("invalid JSON: ") + error_message(err));
@@ -270,9 +373,9 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
       if (field.unescaped_key().get(key)) fail("bad key");
       ondemand::value v = field.value();
       if (key == "name") {
-        if (v.get_string().get(name)) fail("\"name\" is not a string");
+        if (!get_str(v, name_buf, name)) fail("\"name\" is not a string");
       } else if (key == "cat") {
-        if (v.get_string().get(cat)) fail("\"cat\" is not a string");
+        if (!get_str(v, cat_buf, cat)) fail("\"cat\" is not a string");
       } else if (key == "ph") {
         if (v.get_string().get(ph)) fail("\"ph\" is not a string");
       } else if (key == "pid") {
@@ -328,9 +431,9 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
           } else if (ak == "exec_hash") {
             if (!av.get_uint64().get(uv)) a_exec = uv;
           } else if (ak == "name") {
-            if (av.get_string().get(a_name)) a_name = {};
+            if (!get_str(av, aname_buf, a_name)) a_name = {};
           } else if (ak == "fname") {
-            if (av.get_string().get(a_fname)) a_fname = {};
+            if (!get_str(av, afname_buf, a_fname)) a_fname = {};
           } else if (ak == "value") {
             if (!av.get_uint64().get(uv)) {
               a_value = uv;
@@ -436,6 +539,13 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
       start = 0;
     }
     more = bs.read(buf, 1 << 20);
+    if (more && buf.size() > kMaxPfwLine && !std::memchr(buf.data(), '\n', buf.size())) {
+      // No end of line within the limit: memory stays bounded (a gzip bomb
+      // of one huge line, or not a JSON-lines file at all).
+      throw InputError(path + ":" + std::to_string(line_no + 1) + ": line longer than " +
+                       std::to_string(kMaxPfwLine >> 20) +
+                       " MiB (the limit for one DFTracer event line; corrupt or not a DFTracer trace)");
+    }
     size_t limit = buf.size();
     if (!more) {
       if (!buf.empty() && buf.back() != '\n') buf.push_back('\n');
@@ -454,6 +564,7 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
     buf.resize(data_size);
   }
   if (!saw_anything) throw InputError(path + ": empty file (no DFTracer events)");
+  (void)line_end;
   if (saw_open && !saw_close) {
     // DFTracer leaves the array open when the process dies; that is fine.
   }

@@ -9,6 +9,16 @@
 
 namespace strata::analysis {
 
+// Longest line the importer accepts (a DFTracer event line is < 64 KiB): a
+// longer one is an error naming the file and line; memory stays bounded by it
+// plus one 1 MiB read buffer, whatever the file (or a gzip bomb) holds.
+inline constexpr size_t kMaxPfwLine = size_t{16} << 20;
+
+// Unescapes a JSON string's content (p just after its opening quote, up to the
+// closing quote, never past end) into out. \udc80..\udcff alone decode to the
+// raw bytes 0x80..0xff (surrogateescape). Returns nullptr, or what is wrong.
+const char* unescape_json_string(const char* p, const char* end, std::string& out);
+
 class PfwSource : public Source {
  public:
   // path: a .pfw/.pfw.gz file or a directory holding some. Throws InputError.

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "analysis/analyze.h"
+#include "format/json_escape.h"
 
 namespace strata::analysis {
 
@@ -59,27 +60,9 @@ std::string plural(uint64_t n, const char* one, const char* many) {
 // Text lists (staging picks, warnings) show at most this many lines; --json has all.
 constexpr size_t kTextRows = 15;
 
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      case '\r': o += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          o += b;
-        } else {
-          o += static_cast<char>(c);
-        }
-    }
-  }
-  return o + "\"";
-}
+// Quoted and escaped by the one escaper of every JSON writer (lossless for
+// non-UTF-8 bytes: format/json_escape.h).
+std::string json_str(const std::string& s) { return json::quoted(s); }
 
 struct Totals {
   int64_t wall = 0, io = 0, compute = 0, unov_io = 0, unov_compute = 0, app = 0;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "analysis/analyze.h"
+#include "format/json_escape.h"
 
 namespace strata::analysis {
 
@@ -13,23 +14,17 @@ extern const char kChartJs[];
 
 namespace {
 
+// A JSON string (format/json_escape.h) that is also safe inside <script>:
+// '<' only ever appears literally in the escaper's output, so it can be
+// replaced afterwards.
 std::string js_str(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += static_cast<char>(c);
-    } else if (c == '<') {
-      o += "\\u003c";
-    } else if (c < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else {
-      o += static_cast<char>(c);
-    }
+  std::string j = json::quoted(s), o;
+  o.reserve(j.size());
+  for (char c : j) {
+    if (c == '<') o += "\\u003c";
+    else o += c;
   }
-  return o + "\"";
+  return o;
 }
 
 std::string html_esc(const std::string& s) {

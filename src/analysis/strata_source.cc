@@ -107,6 +107,10 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
 
     c.begin(file, &tables, true);
     c.process(meta);
+    // Files cut before their PROCESS block (empty: disk full at start) are
+    // not units; the first unit reports them.
+    if (idx == 0)
+      for (const auto& s : trace_->skipped()) c.warning("skipped " + s.file + ": " + s.why);
 
     std::map<uint32_t, ThreadQueue> queues;
     std::vector<std::unique_ptr<reader::EventBatch>> pool;

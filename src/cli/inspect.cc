@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/live.h"
 #include "convert/convert.h"
 #include "convert/json_out.h"
 #include "strata/reader.h"
@@ -20,11 +21,22 @@ struct TraceSummary {
   int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
   std::map<std::string, uint64_t> by_category, by_name;
   std::vector<std::string> hosts;
+  std::vector<int64_t> writing_pids;  // files without footer whose process still runs (here)
+  std::vector<reader::TraceReader::Skipped> skipped;
 };
+
+// Files cut before their PROCESS block (empty: the disk filled at start) are
+// skipped by the reader; say so on stderr.
+void report_skipped(const std::vector<reader::TraceReader::Skipped>& skipped) {
+  for (const auto& s : skipped) std::fprintf(stderr, "strata: skipped %s: %s\n", s.file.c_str(), s.why.c_str());
+}
+void report_skipped(const std::string& path) { report_skipped(reader::TraceReader(path).skipped()); }
 
 TraceSummary summarize(const std::string& path) {
   reader::TraceReader tr(path);
   TraceSummary s;
+  s.skipped = tr.skipped();
+  report_skipped(s.skipped);
   for (const auto& f : tr.files()) {
     reader::FileReader r(f);
     ++s.processes;
@@ -58,7 +70,10 @@ TraceSummary summarize(const std::string& path) {
       s.profile_records += r.profile().size();
       s.profiled_events += r.stats().events_written;
     }
-    if (!r.has_footer()) ++s.incomplete_files;
+    if (!r.has_footer()) {
+      if (proc.hostname == this_host() && process_running(proc.pid, proc.start_mono_ns)) s.writing_pids.push_back(proc.pid);
+      else ++s.incomplete_files;
+    }
   }
   if (s.events == 0) s.first_ns = s.last_ns = 0;
   return s;
@@ -86,6 +101,22 @@ void print_json(const std::string& path, const TraceSummary& s) {
   j.u64(s.profiled_events);
   j.raw(",\"incomplete_files\":");
   j.u64(s.incomplete_files);
+  j.raw(",\"writing_pids\":[");
+  for (size_t i = 0; i < s.writing_pids.size(); ++i) {
+    if (i) j.ch(',');
+    j.i64(s.writing_pids[i]);
+  }
+  j.ch(']');
+  j.raw(",\"skipped\":[");
+  for (size_t i = 0; i < s.skipped.size(); ++i) {
+    if (i) j.ch(',');
+    j.raw("{\"file\":");
+    j.str(s.skipped[i].file);
+    j.raw(",\"why\":");
+    j.str(s.skipped[i].why);
+    j.ch('}');
+  }
+  j.raw("]");
   j.raw(",\"span_ns\":");
   j.i64(s.last_ns - s.first_ns);
   for (auto [key, map] : {std::pair{"by_category", &s.by_category}, std::pair{"by_name", &s.by_name}}) {
@@ -114,6 +145,8 @@ void print_text(const std::string& path, const TraceSummary& s) {
     fmt::print("profile:        {} file records from {} counted events (strata analyze --darshan)\n",
                s.profile_records, s.profiled_events);
   if (s.incomplete_files) fmt::print("incomplete:     {} file(s) without footer (process killed?)\n", s.incomplete_files);
+  for (int64_t pid : s.writing_pids) fmt::print("writing:        a file still being written by pid {}\n", pid);
+  for (const auto& k : s.skipped) fmt::print("skipped:        {}: {}\n", k.file, k.why);
   fmt::print("by category:   ");
   for (auto& [k, v] : s.by_category) fmt::print(" {}={}", k, v);
   std::vector<std::pair<uint64_t, std::string>> top;
@@ -143,7 +176,10 @@ void add_cat(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("cat", "Print every event as one JSON object per line");
   cmd->add_option("trace", *path, "Trace directory or file")->required();
-  cmd->callback([path] { convert::write_json_lines(*path, stdout); });
+  cmd->callback([path] {
+    report_skipped(*path);
+    convert::write_json_lines(*path, stdout);
+  });
 }
 
 void add_convert(CLI::App& app) {
@@ -155,6 +191,7 @@ void add_convert(CLI::App& app) {
   cmd->add_option("--to", *to, "chrome or pfw")->required()->check(CLI::IsMember({"chrome", "pfw"}));
   cmd->add_option("-o,--output", *out, "Output file (.pfw.gz is gzip-compressed; - for stdout)")->required();
   cmd->callback([path, to, out] {
+    report_skipped(*path);
     uint64_t n = *to == "chrome" ? convert::write_chrome(*path, *out) : convert::write_pfw(*path, *out);
     std::fprintf(stderr, "strata: wrote %llu events to %s\n", static_cast<unsigned long long>(n), out->c_str());
   });

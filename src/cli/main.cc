@@ -1,5 +1,7 @@
 // strata: trace a command (run), inspect (info, cat), convert and analyze traces.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "cli/commands.h"
@@ -23,6 +25,14 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "strata: error: %s\n", e.what());
+    return 2;
+  }
+  // Output to a full disk (or a closed pipe) must not look like success:
+  // every write to stdout went through its FILE, whose error flag sticks.
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "strata: error: writing standard output failed (%s): the output is incomplete\n",
+                 errno ? std::strerror(errno) : "write error");
     return 2;
   }
   return 0;

@@ -1,6 +1,7 @@
 // `strata run [options] -- command...`: runs the command with the runtime
 // preloaded and the STRATA_* variables set, so it and every process it starts
 // write into one trace directory. Exits with the command's exit code.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -8,13 +9,16 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/live.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -58,30 +62,118 @@ std::string find_python_layer() {
   return "";
 }
 
-// TSC ticks per second when the TSC is invariant (constant and non-stop), else 0.
+#if defined(__x86_64__)
+int64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// A TSC reading and the CLOCK_MONOTONIC instant of it: the TSC read
+// between two clock reads, the tightest pair of a few tries (a preempted try
+// is wide and loses).
+struct ClockPair {
+  long double ns = 0;
+  uint64_t tsc = 0;
+};
+ClockPair clock_pair() {
+  ClockPair best;
+  int64_t width = INT64_MAX;
+  for (int i = 0; i < 16; ++i) {
+    int64_t a = mono_ns();
+    uint64_t c = __rdtsc();
+    int64_t b = mono_ns();
+    if (b - a < width) {
+      width = b - a;
+      best = {(a + b) / 2.0L, c};
+    }
+  }
+  return best;
+}
+
+double hz_between(const ClockPair& a, const ClockPair& b) {
+  return static_cast<double>(static_cast<long double>(b.tsc - a.tsc) / (b.ns - a.ns) * 1e9L);
+}
+
+// Measures the TSC against CLOCK_MONOTONIC (the clock the runtime anchors its
+// ticks to; CLOCK_MONOTONIC_RAW is no better: under kvm-clock it jitters by
+// 10 ppm over 16 ms) over two consecutive 8 ms spans; `agree` says the two
+// spans gave the same rate within 20 ppm. Returns the rate of both.
+double measure_tsc(bool& agree) {
+  ClockPair p0 = clock_pair();
+  std::this_thread::sleep_for(std::chrono::milliseconds(8));
+  ClockPair p1 = clock_pair();
+  std::this_thread::sleep_for(std::chrono::milliseconds(8));
+  ClockPair p2 = clock_pair();
+  double h1 = hz_between(p0, p1), h2 = hz_between(p1, p2);
+  agree = h1 > 0 && std::fabs(h1 - h2) <= 20e-6 * h1;
+  return hz_between(p0, p2);
+}
+
+std::string read_line(const char* path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// ~/.cache/strata/tsc (or $XDG_CACHE_HOME/strata/tsc): one line "<key> <hz>",
+// valid while the key (boot id and CPU model) matches.
+std::string tsc_cache_path() {
+  if (const char* x = getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/strata/tsc";
+  if (const char* h = getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/strata/tsc";
+  return "";
+}
+#endif
+
+// TSC ticks per second when the TSC is invariant (constant and non-stop),
+// else 0. A measurement takes ~16 ms, so its result is cached per boot and
+// CPU model: later runs only read the cache file.
 double calibrate_tsc() {
 #if defined(__x86_64__)
   std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
+  std::string line, model;
   bool constant = false, nonstop = false;
   while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0 && model.empty()) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(colon + 1);
+      continue;
+    }
     if (line.rfind("flags", 0) != 0) continue;
     constant = line.find(" constant_tsc") != std::string::npos;
     nonstop = line.find(" nonstop_tsc") != std::string::npos;
     break;
   }
   if (!constant || !nonstop) return 0;
-  auto mono = [] {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-  };
-  double t0 = mono();
-  uint64_t c0 = __rdtsc();
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  double t1 = mono();
-  uint64_t c1 = __rdtsc();
-  return (c1 - c0) / (t1 - t0) * 1e9;
+  std::string boot = read_line("/proc/sys/kernel/random/boot_id");
+  std::string key = boot + "|" + model;
+  for (char& c : key)
+    if (c == ' ' || c == '\n') c = '_';
+  std::string cache = boot.empty() ? "" : tsc_cache_path();
+  if (!cache.empty()) {
+    std::ifstream in(cache);
+    std::string k;
+    double hz = 0;
+    if (in >> k >> hz && k == key && hz > 1e8 && hz < 1e11) return hz;
+  }
+  bool agree = false;
+  double hz = measure_tsc(agree);
+  if (!agree) hz = measure_tsc(agree);  // preempted or migrated: once more
+  if (agree && !cache.empty()) {
+    std::error_code ec;
+    fs::create_directories(fs::path(cache).parent_path(), ec);
+    std::string tmp = cache + "." + std::to_string(getpid());
+    {
+      std::ofstream out(tmp);
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " %.3f\n", hz);
+      out << key << buf;
+    }
+    fs::rename(tmp, cache, ec);
+    if (ec) fs::remove(tmp, ec);
+  }
+  return hz;
 #else
   return 0;
 #endif
@@ -127,48 +219,187 @@ void set_environment(const RunOptions& o, const std::string& dir) {
   }
 }
 
-pid_t child_pid = -1;
-void forward_signal(int sig) {
-  if (child_pid > 0) kill(child_pid, sig);
+// Where the command is, found as execvp would before anything is created:
+// 0 if it can be run, else the shell's status (127: not found, 126: found but
+// not executable) with the message in `why`.
+int resolve_command(const std::string& cmd, std::string& why) {
+  auto check = [](const std::string& path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return errno == ENOENT || errno == ENOTDIR ? ENOENT : errno;
+    if (S_ISDIR(st.st_mode)) return EISDIR;
+    if (access(path.c_str(), X_OK) != 0) return EACCES;
+    return 0;
+  };
+  if (cmd.empty()) {
+    why = ": command not found";
+    return 127;
+  }
+  if (cmd.find('/') != std::string::npos) {
+    int err = check(cmd);
+    if (err == 0) return 0;
+    why = std::string(": ") + std::strerror(err);
+    return err == ENOENT ? 127 : 126;
+  }
+  const char* path_env = getenv("PATH");
+  std::string path = path_env ? path_env : "/bin:/usr/bin";  // glibc's execvp default
+  int found_err = 0;
+  for (size_t start = 0; start <= path.size();) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string d = path.substr(start, end - start);
+    int err = check((d.empty() ? std::string(".") : d) + "/" + cmd);
+    if (err == 0) return 0;
+    if (err != ENOENT && !found_err) found_err = err;
+    start = end + 1;
+  }
+  if (found_err) {
+    why = std::string(": ") + std::strerror(found_err);
+    return 126;
+  }
+  why = ": command not found";
+  return 127;
+}
+
+// The directories fs::create_directories(dir) would create, outermost first.
+std::vector<fs::path> missing_dirs(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "trace/"
+  for (int depth = 0; depth < 64 && p.has_relative_path() && !fs::exists(p, ec); ++depth, p = p.parent_path())
+    out.insert(out.begin(), p);
+  return out;
+}
+
+// Signals a user may send to `strata run` and that go on to the command.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+volatile sig_atomic_t child_pid = -1;
+
+// Forwards a signal another process sent to strata (kill(1), a batch system).
+// Not one from the terminal or the kernel (si_pid 0: ^C, ^\ and hang-up reach
+// the command through its process group already, and a second copy would
+// count twice), and not one the command itself sent to its parent or group.
+void forward_signal(int sig, siginfo_t* si, void*) {
+  const pid_t child = child_pid;
+  if (child <= 0 || !si || si->si_pid == 0 || si->si_pid == child) return;
+  if (si->si_code != SI_USER && si->si_code != SI_QUEUE && si->si_code != SI_TKILL) return;
+  int saved = errno;
+  kill(child, sig);
+  errno = saved;
+}
+
+// After the command returned: the processes it left running (daemonised
+// descendants) that still write into the trace, named by pid and command.
+void report_still_running(const std::string& dir, pid_t child) {
+  const std::string host = this_host();
+  std::map<int64_t, uint64_t> newest;  // pid -> start of its newest file (exec starts a new one)
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir, ec)) {
+    FileNameParts f;
+    if (!parse_file_name(e.path().filename().string(), f) || f.host != host || f.pid == child) continue;
+    auto [it, fresh] = newest.emplace(f.pid, f.start_mono_ns);
+    if (!fresh && f.start_mono_ns > it->second) it->second = f.start_mono_ns;
+  }
+  std::vector<std::pair<int64_t, std::string>> running;
+  for (auto [pid, start] : newest)
+    if (process_running(pid, start)) running.emplace_back(pid, process_cmdline(pid));
+  if (running.empty()) return;
+  std::fprintf(stderr, "strata: warning: the command returned but %zu of its processes %s still running; "
+               "their trace files get their footer when they exit:\n",
+               running.size(), running.size() == 1 ? "is" : "are");
+  for (auto& [pid, cmd] : running) std::fprintf(stderr, "strata:   pid %lld: %s\n", static_cast<long long>(pid), cmd.c_str());
 }
 
 int run_command(const RunOptions& o) {
   if (o.command.empty()) throw std::runtime_error("no command given: strata run [options] -- command args...");
+  // Nothing is created for a command that cannot run.
+  std::string why;
+  if (int code = resolve_command(o.command[0], why)) {
+    std::fprintf(stderr, "strata: %s%s\n", o.command[0].c_str(), why.c_str());
+    return code;
+  }
   std::string dir = o.out.empty() ? default_out(o.command[0]) : o.out;
   std::error_code ec;
+  const std::vector<fs::path> created = missing_dirs(dir);
   fs::create_directories(dir, ec);
   dir = fs::absolute(dir).lexically_normal().string();
   if (!dir.empty() && dir.back() == '/') dir.pop_back();
   if (ec && !o.quiet) std::fprintf(stderr, "strata: warning: cannot create %s: %s\n", dir.c_str(), ec.message().c_str());
+  // Removes what strata created if nothing was written into it.
+  auto remove_created = [&] {
+    std::error_code rec;
+    for (auto it = created.rbegin(); it != created.rend(); ++it)
+      if (!fs::remove(*it, rec)) break;  // not empty (or not ours): keep it and its parents
+  };
   set_environment(o, dir);
 
   std::vector<char*> argv;
   for (auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  // The terminal's ^C reaches the command directly; strata waits for it.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
-  child_pid = fork();
-  if (child_pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  if (child_pid == 0) {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
+
+  // A signal strata may forward is handled from before the fork on (blocked
+  // until child_pid is known); one ignored by whoever started strata stays
+  // ignored, for strata and the command alike.
+  sigset_t fwd, old_mask;
+  sigemptyset(&fwd);
+  for (int sig : kForwarded) sigaddset(&fwd, sig);
+  sigprocmask(SIG_BLOCK, &fwd, &old_mask);
+  struct sigaction old_act[std::size(kForwarded)];
+  for (size_t i = 0; i < std::size(kForwarded); ++i) {
+    sigaction(kForwarded[i], nullptr, &old_act[i]);
+    if (old_act[i].sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(kForwarded[i], &sa, nullptr);
+  }
+  // The child reports a failed exec through this pipe (closed by a good exec).
+  int report[2] = {-1, -1};
+  if (pipe2(report, O_CLOEXEC) != 0) report[0] = report[1] = -1;
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old_act[i], nullptr);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    if (report[0] >= 0) close(report[0]);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "strata: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
+    int err = errno;
+    if (report[1] >= 0) (void)!write(report[1], &err, sizeof err);
+    _exit(err == ENOENT ? 127 : 126);
   }
-  signal(SIGTERM, forward_signal);
-  signal(SIGHUP, forward_signal);
+  child_pid = pid;
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  int exec_err = 0;
+  if (report[1] >= 0) {
+    close(report[1]);
+    ssize_t n;
+    while ((n = read(report[0], &exec_err, sizeof exec_err)) < 0 && errno == EINTR) {
+    }
+    if (n != sizeof exec_err) exec_err = 0;
+    close(report[0]);
+  }
   int status = 0;
-  while (waitpid(child_pid, &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  child_pid = -1;
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (exec_err) {
+    std::fprintf(stderr, "strata: %s: %s\n", argv[0], std::strerror(exec_err));
+    remove_created();
+    return code;
+  }
   size_t files = 0;
   for (auto& e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".strata") ++files;
+  if (files == 0) remove_created();
   if (!o.quiet) {
-    if (files == 0) std::fprintf(stderr, "strata: warning: no trace was written to %s (is it writable?)\n", dir.c_str());
+    if (files == 0)
+      std::fprintf(stderr, "strata: warning: no trace was written to %s (is it writable? is the command statically linked?)\n",
+                   dir.c_str());
     else std::fprintf(stderr, "strata: trace written to %s (%zu process files)\n", dir.c_str(), files);
+    if (files) report_still_running(dir, pid);
   }
   return code;
 }

@@ -109,7 +109,8 @@ uint64_t write_chrome(const std::string& trace, const std::string& out_path) {
     j.flush();
     if (j.failed()) throw std::runtime_error(out_path + ": write failed");
   }
-  if (out != stdout) std::fclose(out);
+  if (out != stdout && std::fclose(out) != 0)
+    throw std::runtime_error(out_path + ": error writing (disk full?): " + std::strerror(errno));
   return n;
 }
 

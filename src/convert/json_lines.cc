@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -380,6 +381,7 @@ uint64_t write_json_lines(const std::string& trace, FILE* out) {
     while (file.next(b)) {
       write_batch(b, shift, frag, buf);
       n += b.size_events();
+      if (std::ferror(out)) throw std::runtime_error("error writing the output (disk full?): it is incomplete");
     }
   }
   buf.flush();

@@ -1,22 +1,10 @@
 #include "convert/json_out.h"
 
+#include "format/json_escape.h"
+
 namespace strata::convert {
 
-void JsonOut::str(std::string_view s) {
-  buf_.push_back('"');
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      buf_.push_back('\\');
-      buf_.push_back(c);
-    } else if (u < 0x20) {
-      fmt::format_to(std::back_inserter(buf_), "\\u{:04x}", u);
-    } else {
-      buf_.push_back(c);
-    }
-  }
-  buf_.push_back('"');
-}
+void JsonOut::str(std::string_view s) { json::append_quoted(buf_, s); }
 
 void JsonOut::micros(int64_t ns) {
   if (ns < 0) {

@@ -33,7 +33,7 @@ class JsonOut {
   ~JsonOut() { flush(); }
   void raw(std::string_view s) { buf_.append(s); }
   void ch(char c) { buf_.push_back(c); }
-  void str(std::string_view s);  // quoted and escaped
+  void str(std::string_view s);  // quoted and escaped (format/json_escape.h)
   void i64(int64_t v) {
     fmt::format_int f(v);
     buf_.append(f.data(), f.size());

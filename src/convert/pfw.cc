@@ -164,7 +164,8 @@ uint64_t write_pfw(const std::string& trace, const std::string& out_path) {
     if (j.failed()) throw std::runtime_error(out_path + ": write failed");
   }
   if (gzf && gzclose(gzf) != Z_OK) throw std::runtime_error(out_path + ": gzip close failed");
-  if (plain && plain != stdout) std::fclose(plain);
+  if (plain && plain != stdout && std::fclose(plain) != 0)
+    throw std::runtime_error(out_path + ": error writing (disk full?): " + std::strerror(errno));
   return n;
 }
 

@@ -188,6 +188,7 @@ void FileReader::open_and_read_process() {
   }
   pos_ = h.header_size;
   std::fseek(fp_, static_cast<long>(pos_), SEEK_SET);
+  mem_budget_ = kDictMemoryBase + kDictMemoryPerByte * file_size_;
   dctx_ = ZSTD_createDCtx();
   std::vector<uint8_t> payload;
   uint8_t type = 0;
@@ -201,6 +202,7 @@ void FileReader::open_and_read_process() {
   }
   if (type != static_cast<uint8_t>(fmt::BlockType::kProcess)) fail("first block is not a PROCESS block");
   decode_process(payload);
+  has_process_ = true;
 }
 
 FileReader::~FileReader() {
@@ -209,6 +211,18 @@ FileReader::~FileReader() {
 }
 
 void FileReader::fail(const std::string& what) const { throw FormatError(path_, block_index_, block_offset_, what); }
+
+// Dictionary entries, PROCESS strings and PROFILE records are kept for the
+// whole file; what they may take is bounded by the file's size, so that a few
+// bytes naming a huge id, count or a long string many times fail cleanly.
+void FileReader::charge(uint64_t bytes) {
+  mem_used_ += bytes;
+  if (mem_used_ > mem_budget_) {
+    fail("dictionary needs more than " + std::to_string(mem_budget_ >> 20) +
+         " MiB of memory, more than a file of " + std::to_string(file_size_) +
+         " bytes can describe (corrupt file; limit: 256 MiB + 64 x the file size)");
+  }
+}
 
 // Reads the next block. Returns false at a clean end of file, or at a final
 // block cut short (a crashed writer): those bytes were never complete.
@@ -281,13 +295,17 @@ void FileReader::decode_process(const std::vector<uint8_t>& p) {
     process_.version = c.str();
     process_.mode = c.str();
     uint64_t argc = c.u();
-    if (argc > p.size()) throw std::string("bad argument count");
-    for (uint64_t i = 0; i < argc; ++i) process_.argv.push_back(c.str());
+    if (argc > static_cast<uint64_t>(c.end - c.p)) throw std::string("bad argument count");
+    for (uint64_t i = 0; i < argc; ++i) {
+      process_.argv.push_back(c.str());
+      charge(sizeof(std::string) + process_.argv.back().size());
+    }
     uint64_t nmeta = c.u();
-    if (nmeta > p.size()) throw std::string("bad metadata count");
+    if (nmeta > static_cast<uint64_t>(c.end - c.p)) throw std::string("bad metadata count");
     for (uint64_t i = 0; i < nmeta; ++i) {
       std::string k = c.str();
       process_.metadata.emplace_back(k, c.str());
+      charge(2 * sizeof(std::string) + k.size() + process_.metadata.back().second.size());
     }
   } catch (const std::string& e) {
     fail("PROCESS block: " + e);
@@ -302,8 +320,18 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
       uint64_t id = c.u();
       if (id > (1u << 28)) throw std::string("dictionary id out of range");
       auto id32 = static_cast<uint32_t>(id);
+      // Tables are indexed by id: growing one to `id` costs its new slots.
+      auto grow = [&](size_t size, size_t slot) {
+        if (id32 >= size) charge((id32 + 1 - size) * slot);
+      };
       switch (kind) {
-        case fmt::DictKind::kString: dict_.set_string(id32, c.str()); break;
+        case fmt::DictKind::kString: {
+          grow(dict_.num_strings(), sizeof(std::string));
+          std::string s = c.str();
+          charge(s.size());
+          dict_.set_string(id32, std::move(s));
+          break;
+        }
         case fmt::DictKind::kName: {
           NameInfo n;
           auto name_sid = static_cast<uint32_t>(c.u());
@@ -312,26 +340,39 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
           n.category = dict_.str(cat_sid);
           n.fields = static_cast<uint32_t>(c.u());
           n.kind = c.byte();
+          grow(dict_.num_names(), sizeof(NameInfo));
+          charge(n.name.size() + n.category.size());
           dict_.set_name(id32, std::move(n));
           break;
         }
         case fmt::DictKind::kContext: {
           uint64_t n = c.u();
           if (n > 1024) throw std::string("context with too many tags");
+          if (n > static_cast<uint64_t>(c.end - c.p)) throw std::string("context runs past the end of its block");
           std::vector<Tag> tags(n);
+          // Readers render a context's string values (cat, analyze): charged
+          // here, so that 1,024 tags naming one long string stay bounded.
+          uint64_t bytes = n * sizeof(Tag);
           for (auto& t : tags) {
             t.key = static_cast<uint32_t>(c.u());
             t.is_int = c.byte() == static_cast<uint8_t>(fmt::TagType::kInt);
             if (t.is_int) t.int_value = c.z();
             else t.str_value = static_cast<uint32_t>(c.u());
+            bytes += dict_.str(t.key).size() + (t.is_int ? 0 : dict_.str(t.str_value).size());
           }
+          grow(dict_.num_contexts(), sizeof(std::vector<Tag>));
+          charge(bytes);
           dict_.set_context(id32, std::move(tags));
           break;
         }
-        case fmt::DictKind::kThread: dict_.set_thread(id32, static_cast<uint32_t>(c.u())); break;
+        case fmt::DictKind::kThread:
+          charge(2 * sizeof(uint32_t));
+          dict_.set_thread(id32, static_cast<uint32_t>(c.u()));
+          break;
         case fmt::DictKind::kMetadata: {
           auto k = static_cast<uint32_t>(c.u());
           auto v = static_cast<uint32_t>(c.u());
+          charge(2 * sizeof(std::string) + dict_.str(k).size() + dict_.str(v).size());
           process_.metadata.emplace_back(dict_.str(k), dict_.str(v));
           break;
         }
@@ -357,22 +398,31 @@ void FileReader::decode_profile(const std::vector<uint8_t>& p) {
   Cursor c{p.data(), p.data() + p.size(), this, nullptr};
   try {
     uint64_t n = c.u();
-    if (n > p.size()) throw std::string("bad record count");
+    // A record takes at least 4 bytes (module, path, two counts).
+    if (n > static_cast<uint64_t>(c.end - c.p) / 4) throw std::string("bad record count");
+    // The last PROFILE block replaces the records: charged against the
+    // budget left by the dictionary, not accumulated.
+    const uint64_t used = mem_used_;
+    charge(n * sizeof(ProfileRecord));
     std::vector<ProfileRecord> records(n);
     for (auto& r : records) {
       r.module = c.byte();
       r.path = static_cast<uint32_t>(c.u());
       uint64_t nc = c.u();
       if (nc > 4096) throw std::string("too many counters");
+      if (nc > static_cast<uint64_t>(c.end - c.p)) throw std::string("counters run past the end of the block");
+      charge(nc * sizeof(int64_t));
       r.counters.resize(nc);
       for (auto& v : r.counters) v = c.z();
       uint64_t nf = c.u();
       if (nf > 4096 || nf * sizeof(double) > static_cast<uint64_t>(c.end - c.p)) throw std::string("bad fcounters");
+      charge(nf * sizeof(double));
       r.fcounters.resize(nf);
       std::memcpy(r.fcounters.data(), c.p, nf * sizeof(double));
       c.p += nf * sizeof(double);
     }
     profile_ = std::move(records);
+    mem_used_ = used;
   } catch (const std::string& e) {
     fail("PROFILE block: " + e);
   }
@@ -518,6 +568,37 @@ void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, Ev
   } catch (const std::string& e) {
     fail("EVENTS block: " + e);
   }
+  // Bound what the batch allocates by what the payload can encode, before
+  // allocating: every event has a timestamp, and a varint takes a byte per
+  // value, a packed frame of 128 values at least 3 bytes; run-length columns
+  // can describe any count in 2 bytes, hence the cap.
+  if (count > kMaxBlockEvents) {
+    fail("EVENTS block: header claims " + std::to_string(count) + " events, more than the reader's limit of " +
+         std::to_string(kMaxBlockEvents) + " per block (corrupt block)");
+  }
+  {
+    bool ts_seen = false;
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < ncols; ++i) {
+      total += cols[i].len;
+      if (total > static_cast<uint64_t>(c.end - c.p)) fail("EVENTS block: column runs past the block");
+      const uint8_t id = cols[i].id;
+      if (id < 1 || id > fmt::kNumColumns) continue;
+      uint64_t least = 0;
+      switch (static_cast<fmt::ColumnEncoding>(cols[i].enc)) {
+        case fmt::ColumnEncoding::kVarint: least = count; break;
+        case fmt::ColumnEncoding::kRunLength: least = count ? 2 : 0; break;
+        case fmt::ColumnEncoding::kPacked: least = 3 * ((uint64_t{count} + fmt::kPackedFrame - 1) / fmt::kPackedFrame); break;
+        default: fail("EVENTS block: unknown column encoding " + std::to_string(cols[i].enc));
+      }
+      if (cols[i].len < least) {
+        fail("EVENTS block: header claims " + std::to_string(count) + " events, but column " + std::to_string(id) +
+             " has " + std::to_string(cols[i].len) + " bytes, too few to hold them (corrupt block)");
+      }
+      if (id == static_cast<uint8_t>(fmt::Column::kTs)) ts_seen = true;
+    }
+    if (!ts_seen) fail("EVENTS block: no timestamp column");
+  }
   out.resize(count);
   bool present[fmt::kNumColumns + 1] = {};
   for (uint64_t i = 0; i < ncols; ++i)
@@ -575,6 +656,21 @@ void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, Ev
     }
   }
   if (!have_ts) fail("EVENTS block: no timestamp column");
+  // Ids MUST be defined before use (format spec section 7); readers index
+  // tables by them, so an undefined one is corruption, not a huge table.
+  auto check_ids = [&](const std::vector<uint32_t>& v, size_t defined, fmt::Column col, const char* what) {
+    if (!present[static_cast<int>(col)]) return;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < count; ++i) m = std::max(m, v[i]);
+    if (m >= defined && m != 0) {
+      size_t at = std::find(v.begin(), v.end(), m) - v.begin();
+      fail("EVENTS block: event " + std::to_string(at) + " uses " + what + " id " + std::to_string(m) +
+           ", not defined by an earlier DICT block (corrupt block)");
+    }
+  };
+  check_ids(out.name, dict_.num_names(), fmt::Column::kName, "name");
+  check_ids(out.path, dict_.num_strings(), fmt::Column::kPath, "string (path)");
+  check_ids(out.ctx, dict_.num_contexts(), fmt::Column::kCtx, "context");
   // ret is stored relative to the requested size; start times relative to the
   // previous event's end; offsets relative to the previous access's end.
   uint64_t prev_end = base_ts;
@@ -653,6 +749,10 @@ uint64_t FileReader::skip_events_block() {
       }
       block_offset_ = pos_;
       ++block_index_;
+      if (h.count > kMaxBlockEvents) {
+        fail("EVENTS block: header claims " + std::to_string(h.count) + " events, more than the reader's limit of " +
+             std::to_string(kMaxBlockEvents) + " per block (corrupt block)");
+      }
       pos_ += sizeof(h) + h.stored_size;
       std::fseek(fp_, static_cast<long>(pos_), SEEK_SET);
       return h.count;
@@ -688,16 +788,62 @@ std::vector<std::string> list_trace_files(const std::string& path) {
   return files;
 }
 
-TraceReader::TraceReader(const std::string& path) : files_(list_trace_files(path)) {
+namespace {
+// "" when the file is worth opening with FileReader; else why it holds
+// nothing (cut before its PROCESS block could start).
+std::string why_empty(const std::string& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  if (st.st_size == 0) return "empty";
+  if (st.st_size >= static_cast<off_t>(sizeof(fmt::FileHeader))) return "";
+  // Shorter than the header: ours if it starts like the magic.
+  char head[8] = {};
+  FILE* fp = std::fopen(file.c_str(), "rb");
+  if (!fp) return "";
+  size_t n = std::fread(head, 1, sizeof head, fp);
+  std::fclose(fp);
+  if (n == 0 || std::memcmp(head, fmt::kFileMagic, n) != 0) return "";
+  return "cut at byte " + std::to_string(st.st_size) + " inside the 32-byte file header";
+}
+std::string why_no_process(const FileReader& r) {
+  return "cut at byte " + std::to_string(r.file_size()) + " inside block " + std::to_string(r.blocks_read()) +
+         " (its PROCESS block, at offset 32)";
+}
+}  // namespace
+
+std::string why_unreadable(const std::string& file) {
+  std::string why = why_empty(file);
+  if (!why.empty()) return why;
+  FileReader r(file);
+  return r.has_process() ? std::string() : why_no_process(r);
+}
+
+TraceReader::TraceReader(const std::string& path) {
   // Time base: per host, wall - mono of that host's earliest process.
   std::vector<std::pair<std::string, std::pair<uint64_t, int64_t>>> hosts;  // host -> (start_wall, offset)
-  for (auto& f : files_) {
+  for (auto& f : list_trace_files(path)) {
+    std::string why = why_empty(f);
+    if (!why.empty()) {
+      skipped_.push_back({f, why});
+      continue;
+    }
     FileReader r(f);
+    if (!r.has_process()) {
+      skipped_.push_back({f, why_no_process(r)});
+      continue;
+    }
+    files_.push_back(f);
     const ProcessInfo& p = r.process();
     int64_t off = static_cast<int64_t>(p.start_wall_ns) - static_cast<int64_t>(p.start_mono_ns);
     auto it = std::find_if(hosts.begin(), hosts.end(), [&](auto& h) { return h.first == p.hostname; });
     if (it == hosts.end()) hosts.push_back({p.hostname, {p.start_wall_ns, off}});
     else if (p.start_wall_ns < it->second.first) it->second = {p.start_wall_ns, off};
+  }
+  if (files_.empty()) {
+    std::string what = "no readable trace file (";
+    for (size_t i = 0; i < skipped_.size(); ++i)
+      what += (i ? "; " : "") + skipped_[i].file + ": " + skipped_[i].why;
+    throw FormatError(path, -1, 0, what + ")");
   }
   start_wall_ns_ = ~0ull;
   for (auto& h : hosts) {

@@ -17,7 +17,8 @@ inline constexpr uint32_t kPathOp = f::kFieldPath | f::kFieldRet | f::kFieldErrn
 inline constexpr uint32_t kSeek = f::kFieldFd | f::kFieldPath | f::kFieldOffset | f::kFieldRet | f::kFieldErrno;
 inline constexpr uint32_t kSized = f::kFieldFd | f::kFieldPath | f::kFieldSize | f::kFieldRet | f::kFieldErrno;
 inline constexpr uint32_t kProc = f::kFieldRet | f::kFieldErrno;
-// Stream calls whose requested size is not known up front (getline, fprintf).
+// Stream calls whose requested size is not known up front (getline, fprintf,
+// fscanf).
 inline constexpr uint32_t kStreamIo = kIo & ~f::kFieldSize;
 // Mappings named by address: path from the mapping table, no descriptor.
 inline constexpr uint32_t kMapping = f::kFieldPath | f::kFieldSize | f::kFieldRet | f::kFieldErrno;
@@ -116,6 +117,22 @@ inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldEr
   X(fflush, "fflush", STDIO, kFdOp)                   \
   X(fprintf, "fprintf", STDIO, kStreamIo)                   \
   X(vfprintf, "vfprintf", STDIO, kStreamIo)                 \
+  X(printf, "printf", STDIO, kStreamIo)                     \
+  X(vprintf, "vprintf", STDIO, kStreamIo)                   \
+  X(fputc, "fputc", STDIO, kIo)                       \
+  X(putc, "putc", STDIO, kIo)                         \
+  X(putchar, "putchar", STDIO, kIo)                   \
+  X(puts, "puts", STDIO, kIo)                         \
+  X(putw, "putw", STDIO, kIo)                         \
+  X(fgetc, "fgetc", STDIO, kIo)                       \
+  X(getc, "getc", STDIO, kIo)                         \
+  X(getchar, "getchar", STDIO, kIo)                   \
+  X(getw, "getw", STDIO, kIo)                         \
+  X(fscanf, "fscanf", STDIO, kStreamIo)                     \
+  X(vfscanf, "vfscanf", STDIO, kStreamIo)                   \
+  X(ungetc, "ungetc", STDIO, kSeek)                   \
+  X(fsetpos, "fsetpos", STDIO, kSeek)                 \
+  X(fsetpos64, "fsetpos64", STDIO, kSeek)             \
   X(fork, "fork", PROC, kProc)                        \
   X(vfork, "vfork", PROC, kProc)                      \
   X(posix_spawn, "posix_spawn", PROC, kProcPath)      \

@@ -43,9 +43,14 @@ constexpr Mapping map_fn(Fn fn) {
     case Fn::fopen: case Fn::fopen64: case Fn::freopen: case Fn::freopen64: return {M::kStdio, O::kOpen, false};
     case Fn::fdopen: return {M::kStdio, O::kFdopen, false};
     case Fn::fclose: return {M::kStdio, O::kClose, false};
-    case Fn::fread: case Fn::fgets: case Fn::getline: case Fn::getdelim: return {M::kStdio, O::kRead, false};
-    case Fn::fwrite: case Fn::fputs: case Fn::fprintf: case Fn::vfprintf: return {M::kStdio, O::kWrite, false};
-    case Fn::fseek: case Fn::fseeko: case Fn::fseeko64: case Fn::rewind: return {M::kStdio, O::kSeek, false};
+    case Fn::fread: case Fn::fgets: case Fn::getline: case Fn::getdelim: case Fn::fgetc: case Fn::getc:
+    case Fn::getchar: case Fn::getw: case Fn::fscanf: case Fn::vfscanf:
+      return {M::kStdio, O::kRead, false};
+    case Fn::fwrite: case Fn::fputs: case Fn::fprintf: case Fn::vfprintf: case Fn::printf: case Fn::vprintf:
+    case Fn::fputc: case Fn::putc: case Fn::putchar: case Fn::puts: case Fn::putw:
+      return {M::kStdio, O::kWrite, false};
+    case Fn::fseek: case Fn::fseeko: case Fn::fseeko64: case Fn::fsetpos: case Fn::fsetpos64: case Fn::rewind:
+      return {M::kStdio, O::kSeek, false};
     case Fn::fflush: return {M::kStdio, O::kFlush, false};
     default: return {M::kPosix, O::kNone, false};
   }

@@ -1,7 +1,10 @@
 // STDIO interposers. A stream is tracked through its descriptor's entry in the
 // fd table, with its own position (spos) because stream buffering makes the
 // descriptor offset differ from the stream's. fread/fwrite record sizes and
-// returns in bytes (size x items), not items.
+// returns in bytes (size x items), not items. Character and word calls (fputc,
+// getc, putw...) move a known count on success; fscanf's count is the change
+// of the stream position, read with ftello around the call; ungetc moves the
+// position back by one. Every call keeps spos exact, so later offsets are.
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +19,16 @@ size_t __fread_chk(void*, size_t, size_t, size_t, FILE*);
 char* __fgets_chk(char*, size_t, int, FILE*);
 int __fprintf_chk(FILE*, int, const char*, ...);
 int __vfprintf_chk(FILE*, int, const char*, va_list);
+int __printf_chk(int, const char*, ...);
+int __vprintf_chk(int, const char*, va_list);
+int __isoc99_fscanf(FILE*, const char*, ...);
+int __isoc99_vfscanf(FILE*, const char*, va_list);
+int _IO_getc(FILE*);
+int _IO_putc(int, FILE*);
+// <stdio.h> redirects fscanf/vfscanf to __isoc99_* in strict C++ modes: the
+// GNU entry points are defined under their symbol names.
+int gnu_fscanf(FILE*, const char*, ...) __asm__("fscanf");
+int gnu_vfscanf(FILE*, const char*, va_list) __asm__("vfscanf");
 }
 
 namespace {
@@ -44,10 +57,86 @@ STRATA_REAL_DECL(rewind);
 STRATA_REAL_DECL(fflush);
 STRATA_REAL_DECL(vfprintf);
 STRATA_REAL_DECL(__vfprintf_chk);
+STRATA_REAL_DECL(vprintf);
+STRATA_REAL_DECL(__vprintf_chk);
+STRATA_REAL_DECL(fputc);
+STRATA_REAL_DECL(putc);
+STRATA_REAL_DECL(putchar);
+STRATA_REAL_DECL(puts);
+STRATA_REAL_DECL(putw);
+STRATA_REAL_DECL(fgetc);
+STRATA_REAL_DECL(getc);
+STRATA_REAL_DECL(getchar);
+STRATA_REAL_DECL(getw);
+STRATA_REAL_DECL(vfscanf);
+STRATA_REAL_DECL(__isoc99_vfscanf);
+STRATA_REAL_DECL(ungetc);
+STRATA_REAL_DECL(fsetpos);
+STRATA_REAL_DECL(fsetpos64);
 
 constexpr Layer S = Layer::STDIO;
 
-int stream_fd(FILE* fp) { return fp ? fileno_unlocked(fp) : -1; }
+// The stream's descriptor, read from glibc's FILE (public struct _IO_FILE):
+// fileno() is a call, and sets errno to EBADF for memory streams (-1 here).
+inline int stream_fd(FILE* fp) { return fp ? fp->_fileno : -1; }
+
+// Records a call that moved `moved` bytes (0 at end of file, -1 on error) at
+// the stream's tracked position, and advances it.
+__attribute__((always_inline)) inline void record_moved(IoScope& s, FILE* fp, int64_t size, int64_t moved) {
+  const int fd = stream_fd(fp);
+  FdEntry* e;
+  if (__builtin_expect(fd_lookup(fd, e) != kFdTraced, 0)) return;
+  const int64_t off = e->spos.load(std::memory_order_relaxed);
+  if (moved > 0) e->spos.store(off + moved, std::memory_order_relaxed);
+  s.record(fd, e->path.load(std::memory_order_relaxed), off, size, moved);
+}
+
+// A call moving `n` bytes when it returns anything but EOF (fputc, getc,
+// putw, puts). EOF without the error indicator is the end of the file.
+template <class Call>
+__attribute__((always_inline)) inline int char_io(Fn fn, FILE* fp, int64_t n, Call call) {
+  IoScope s(fn, S);
+  if (!s.on()) return call();  // two call sites: the recording path tests nothing twice
+  const int r = call();
+  if (__builtin_expect(r != EOF, 1)) {
+    s.stop(false);
+    record_moved(s, fp, n, n);
+  } else {
+    const bool failed = fp && ferror_unlocked(fp);
+    s.stop(failed);
+    record_moved(s, fp, n, failed ? -1 : 0);
+  }
+  return r;
+}
+
+// ftello without recording and without touching errno; -1 if unknown.
+int64_t stream_pos(FILE* fp) {
+  const int saved = errno;
+  const int64_t pos = REAL(ftello)(fp);
+  errno = saved;
+  return pos;
+}
+
+// fscanf family: the bytes consumed are the change of the stream position
+// (Darshan does the same); -1 when the call failed with the error indicator.
+template <class Call>
+int scan_io(Fn fn, FILE* fp, Call call) {
+  IoScope s(fn, S);
+  if (!s.on()) return call();
+  const int fd = stream_fd(fp);
+  FdEntry* e;
+  if (fd_lookup(fd, e) != kFdTraced) return call();
+  const int64_t before = stream_pos(fp);
+  const int r = call();
+  const bool failed = r == EOF && ferror_unlocked(fp);
+  s.stop(failed);
+  const int64_t after = stream_pos(fp);
+  const int64_t off = e->spos.load(std::memory_order_relaxed);
+  const int64_t moved = before >= 0 && after >= before ? after - before : 0;
+  if (after >= 0) e->spos.store(after, std::memory_order_relaxed);
+  s.record(fd, e->path.load(std::memory_order_relaxed), off, -1, failed ? -1 : moved);
+  return r;
+}
 
 // Data moved through a stream; `call` returns bytes moved (or -1 on error).
 template <class Call>
@@ -81,7 +170,7 @@ int64_t stream_seek(Fn fn, FILE* fp, int64_t requested, Call call) {
     s.skip();
     return r;
   }
-  int64_t pos = REAL(ftello)(fp);
+  int64_t pos = stream_pos(fp);
   if (pos >= 0) e->spos.store(pos, std::memory_order_relaxed);
   s.record(fd, e->path.load(std::memory_order_relaxed), requested, -1, r);
   return r;
@@ -256,6 +345,138 @@ int __fprintf_chk(FILE* fp, int flag, const char* format, ...) {
   int r = static_cast<int>(stream_io(Fn::fprintf, fp, -1, [&] { return print_bytes(REAL(__vfprintf_chk)(fp, flag, format, ap)); }));
   va_end(ap);
   return r;
+}
+
+int printf(const char* format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  int r = static_cast<int>(stream_io(Fn::printf, stdout, -1, [&] { return print_bytes(REAL(vprintf)(format, ap)); }));
+  va_end(ap);
+  return r;
+}
+int vprintf(const char* format, va_list ap) {
+  return static_cast<int>(stream_io(Fn::vprintf, stdout, -1, [&] { return print_bytes(REAL(vprintf)(format, ap)); }));
+}
+int __printf_chk(int flag, const char* format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  int r = static_cast<int>(
+      stream_io(Fn::printf, stdout, -1, [&] { return print_bytes(REAL(__vprintf_chk)(flag, format, ap)); }));
+  va_end(ap);
+  return r;
+}
+int __vprintf_chk(int flag, const char* format, va_list ap) {
+  return static_cast<int>(
+      stream_io(Fn::vprintf, stdout, -1, [&] { return print_bytes(REAL(__vprintf_chk)(flag, format, ap)); }));
+}
+
+// Characters and words. glibc's _IO_getc/_IO_putc are getc/putc (Darshan
+// wraps them for old binaries); they are recorded under those names.
+int fputc(int c, FILE* fp) {
+  return char_io(Fn::fputc, fp, 1, [&] { return REAL(fputc)(c, fp); });
+}
+int putc(int c, FILE* fp) {
+  return char_io(Fn::putc, fp, 1, [&] { return REAL(putc)(c, fp); });
+}
+int _IO_putc(int c, FILE* fp) {
+  return char_io(Fn::putc, fp, 1, [&] { return REAL(putc)(c, fp); });
+}
+int putchar(int c) {
+  return char_io(Fn::putchar, stdout, 1, [&] { return REAL(putchar)(c); });
+}
+int putw(int w, FILE* fp) {
+  return char_io(Fn::putw, fp, sizeof(int), [&] { return REAL(putw)(w, fp); });
+}
+int puts(const char* str) {
+  const int64_t n = g_hot.active ? static_cast<int64_t>(std::strlen(str)) + 1 : 0;  // with the newline
+  return char_io(Fn::puts, stdout, n, [&] { return REAL(puts)(str); });
+}
+int fgetc(FILE* fp) {
+  return char_io(Fn::fgetc, fp, 1, [&] { return REAL(fgetc)(fp); });
+}
+int getc(FILE* fp) {
+  return char_io(Fn::getc, fp, 1, [&] { return REAL(getc)(fp); });
+}
+int _IO_getc(FILE* fp) {
+  return char_io(Fn::getc, fp, 1, [&] { return REAL(getc)(fp); });
+}
+int getchar() {
+  return char_io(Fn::getchar, stdin, 1, [&] { return REAL(getchar)(); });
+}
+// A word equal to EOF is told from the end by the indicators; a word cut by
+// the end of the file consumed its bytes, read back from the stream.
+int getw(FILE* fp) {
+  IoScope s(Fn::getw, S);
+  if (!s.on()) return REAL(getw)(fp);
+  const int r = REAL(getw)(fp);
+  if (r != EOF || !(ferror_unlocked(fp) || feof_unlocked(fp))) {
+    s.stop(false);
+    record_moved(s, fp, sizeof(int), sizeof(int));
+    return r;
+  }
+  const bool failed = ferror_unlocked(fp);
+  s.stop(failed);
+  const int fd = stream_fd(fp);
+  FdEntry* e;
+  if (fd_lookup(fd, e) != kFdTraced) return r;
+  const int64_t off = e->spos.load(std::memory_order_relaxed);
+  const int64_t pos = stream_pos(fp);
+  const int64_t moved = pos > off ? pos - off : 0;
+  if (pos >= 0) e->spos.store(pos, std::memory_order_relaxed);
+  s.record(fd, e->path.load(std::memory_order_relaxed), off, sizeof(int), failed ? -1 : moved);
+  return r;
+}
+
+// ungetc pushes one character back: the position moves back by one. Recorded
+// with the position before the call and, as ret, the position after (-1: the
+// call failed, ungetc(EOF) or a full push-back buffer; it sets no errno).
+int ungetc(int c, FILE* fp) {
+  IoScope s(Fn::ungetc, S);
+  if (!s.on()) return REAL(ungetc)(c, fp);
+  const int r = REAL(ungetc)(c, fp);
+  s.stop(false);
+  const int fd = stream_fd(fp);
+  FdEntry* e;
+  if (fd_lookup(fd, e) != kFdTraced) return r;
+  const int64_t off = e->spos.load(std::memory_order_relaxed);
+  int64_t pos = -1;
+  if (r != EOF) {
+    pos = off > 0 ? off - 1 : 0;
+    e->spos.store(pos, std::memory_order_relaxed);
+  }
+  s.record(fd, e->path.load(std::memory_order_relaxed), off, -1, pos);
+  return r;
+}
+
+int gnu_fscanf(FILE* fp, const char* format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  int r = scan_io(Fn::fscanf, fp, [&] { return REAL(vfscanf)(fp, format, ap); });
+  va_end(ap);
+  return r;
+}
+int __isoc99_fscanf(FILE* fp, const char* format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  int r = scan_io(Fn::fscanf, fp, [&] { return REAL(__isoc99_vfscanf)(fp, format, ap); });
+  va_end(ap);
+  return r;
+}
+int gnu_vfscanf(FILE* fp, const char* format, va_list ap) {
+  return scan_io(Fn::vfscanf, fp, [&] { return REAL(vfscanf)(fp, format, ap); });
+}
+int __isoc99_vfscanf(FILE* fp, const char* format, va_list ap) {
+  return scan_io(Fn::vfscanf, fp, [&] { return REAL(__isoc99_vfscanf)(fp, format, ap); });
+}
+
+// fsetpos: recorded like fseek, with the absolute position it restores.
+int fsetpos(FILE* fp, const fpos_t* pos) {
+  return static_cast<int>(stream_seek(Fn::fsetpos, fp, pos ? pos->__pos : -1,
+                                      [&] { return static_cast<int64_t>(REAL(fsetpos)(fp, pos)); }));
+}
+int fsetpos64(FILE* fp, const fpos64_t* pos) {
+  return static_cast<int>(stream_seek(Fn::fsetpos64, fp, pos ? pos->__pos : -1,
+                                      [&] { return static_cast<int64_t>(REAL(fsetpos64)(fp, pos)); }));
 }
 
 #pragma GCC visibility pop

@@ -1,0 +1,236 @@
+// `strata run` as a launcher (signals forwarded to the command, commands that
+// cannot run, descendants left running, `strata info` on a trace still being
+// written) and the one JSON escaper of every JSON output (non-UTF-8 paths,
+// surrogateescape convention), with real processes under the real `strata run`.
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include "format/json_escape.h"
+#include "harness.h"
+
+namespace {
+
+using namespace core_test;
+
+// The command's status, without reaping it: -1 while it runs.
+bool still_running(pid_t pid) {
+  siginfo_t si{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) != 0) return false;
+  return si.si_pid == 0;
+}
+
+std::vector<std::string> listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// ---- signals --------------------------------------------------------------------
+
+TEST(Launcher, ForwardsUserSignalsAndReturnsTheCommandsStatus) {
+  TempDir tmp;
+  const std::string got = tmp.sub("got"), ready = tmp.sub("ready"), stop = tmp.sub("stop");
+  // USR1 is handled, TERM ignored; the loop is bounded (10 s).
+  const std::string script = "trap 'echo usr1 >> " + got + "' USR1; trap '' TERM; : > " + ready +
+                             "; i=0; while [ ! -e " + stop + " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 7";
+  Child c = start({kStrata, "run", "-q", "-o", tmp.sub("trace"), "--", "/bin/sh", "-c", script});
+  ASSERT_TRUE(wait_for([&] { return fs::exists(ready); }, 20));
+  ASSERT_EQ(kill(c.pid, SIGUSR1), 0);
+  EXPECT_TRUE(wait_for([&] { return read_text(got) == "usr1\n"; }, 10)) << read_text(got);
+  EXPECT_TRUE(still_running(c.pid)) << "SIGUSR1 ended strata";
+  // Forwarded TERM: the command ignores it and keeps running; so does strata.
+  ASSERT_EQ(kill(c.pid, SIGTERM), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(still_running(c.pid)) << "SIGTERM ended strata while the command ignores it";
+  write_text(stop, "");
+  RunResult r = finish(c, 30);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.code, 7) << r.err;
+  EXPECT_EQ(read_text(got), "usr1\n");  // delivered once
+}
+
+TEST(Launcher, CommandKilledByAForwardedSignalGives128PlusSignal) {
+  TempDir tmp;
+  const std::string ready = tmp.sub("ready");
+  Child c = start({kStrata, "run", "-q", "-o", tmp.sub("trace"), "--", "/bin/sh", "-c",
+                   ": > " + ready + "; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done"});
+  ASSERT_TRUE(wait_for([&] { return fs::exists(ready); }, 20));
+  ASSERT_EQ(kill(c.pid, SIGUSR2), 0);
+  RunResult r = finish(c, 30);
+  EXPECT_EQ(r.signal, 0) << "strata itself died";
+  EXPECT_EQ(r.code, 128 + SIGUSR2) << r.err;
+}
+
+// ---- commands that cannot run -------------------------------------------------
+
+TEST(Launcher, CommandNotFoundCreatesNothing) {
+  TempDir tmp;
+  const std::string cwd = tmp.mkdir("cwd");
+  // The default trace name, in an empty working directory.
+  RunResult r = run({"/bin/sh", "-c", "cd " + shell_quote(cwd) + " && exec " + shell_quote(kStrata) +
+                                          " run -- strata-no-such-command-xyz arg"});
+  EXPECT_EQ(r.code, 127);
+  EXPECT_NE(r.err.find("strata: strata-no-such-command-xyz: command not found"), std::string::npos) << r.err;
+  EXPECT_TRUE(listing(cwd).empty()) << core_test::join(listing(cwd));
+  // -o with missing parents.
+  const std::string out = tmp.mkdir("out");
+  r = run({kStrata, "run", "-o", out + "/a/b/trace", "--", "strata-no-such-command-xyz"});
+  EXPECT_EQ(r.code, 127);
+  EXPECT_TRUE(listing(out).empty());
+  r = run({kStrata, "run", "-o", out + "/t", "--", out + "/missing"});
+  EXPECT_EQ(r.code, 127);
+  EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
+  EXPECT_TRUE(listing(out).empty());
+  // Not executable: 126, as a shell.
+  const std::string data = tmp.sub("data.txt");
+  write_text(data, "not a program\n");
+  chmod(data.c_str(), 0644);
+  r = run({kStrata, "run", "-o", out + "/t", "--", data});
+  EXPECT_EQ(r.code, 126);
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
+  r = run({kStrata, "run", "-o", out + "/t", "--", tmp.path()});
+  EXPECT_EQ(r.code, 126);
+  EXPECT_TRUE(listing(out).empty()) << core_test::join(listing(out));
+}
+
+// ---- descendants still running ------------------------------------------------------
+
+TEST(Launcher, NamesDescendantsStillRunningAndInfoSaysSo) {
+  TempDir tmp;
+  const std::string trace = tmp.sub("trace"), pidf = tmp.sub("pid");
+  // A daemonised `sleep 3`; the command waits (bounded) until its trace file exists.
+  const std::string script = "(sleep 3 >/dev/null 2>&1 </dev/null & echo $! > " + pidf + "); p=$(cat " + pidf +
+                             "); i=0; while [ $i -lt 100 ] && ! ls " + trace + "/*-$p-*.strata >/dev/null 2>&1; do sleep 0.05; i=$((i+1)); done";
+  RunResult r = run({kStrata, "run", "-o", trace, "--", "/bin/sh", "-c", script}, 30);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string pid = read_text(pidf).substr(0, read_text(pidf).find('\n'));
+  ASSERT_FALSE(pid.empty());
+  EXPECT_NE(r.err.find("still running"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pid " + pid + ": "), std::string::npos) << r.err;
+  // While it runs, `strata info` says its file is being written, not killed.
+  bool writing = wait_for([&] {
+    RunResult i = run({kStrata, "info", trace});
+    return i.out.find("still being written by pid " + pid) != std::string::npos;
+  }, 2);
+  EXPECT_TRUE(writing) << run({kStrata, "info", trace}).out;
+  RunResult j = run({kStrata, "info", "--json", trace});
+  if (kill(std::stoi(pid), 0) == 0) EXPECT_NE(j.out.find("\"writing_pids\":[" + pid + "]"), std::string::npos) << j.out;
+  // Once it has exited (bounded wait; it is not ours to kill), nothing is incomplete.
+  ASSERT_TRUE(wait_for([&] { return kill(std::stoi(pid), 0) != 0; }, 15));
+  EXPECT_TRUE(wait_for([&] { return info_trace(trace).incomplete_files == 0; }, 5));
+  RunResult after = run({kStrata, "info", trace});
+  EXPECT_EQ(after.out.find("still being written"), std::string::npos) << after.out;
+}
+
+// ---- JSON escaping ---------------------------------------------------------------------
+
+std::string esc(std::string_view s) { return strata::json::quoted(s); }
+
+TEST(JsonEscape, ValidUtf8PassesInvalidBytesBecomeLoneSurrogates) {
+  EXPECT_EQ(esc("plain/path.txt"), "\"plain/path.txt\"");
+  EXPECT_EQ(esc("q\"b\\s"), "\"q\\\"b\\\\s\"");
+  EXPECT_EQ(esc(std::string("\n\t\r\b\f\x01\x1f\x7f", 8)), "\"\\n\\t\\r\\b\\f\\u0001\\u001f\x7f\"");
+  EXPECT_EQ(esc(std::string("a\0b", 3)), "\"a\\u0000b\"");
+  EXPECT_EQ(esc("\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "\"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  EXPECT_EQ(esc("\xff\xfe-name"), "\"\\udcff\\udcfe-name\"");
+  EXPECT_EQ(esc("\xc3"), "\"\\udcc3\"");                           // truncated
+  EXPECT_EQ(esc("\xe2\x82"), "\"\\udce2\\udc82\"");                // truncated
+  EXPECT_EQ(esc("\xc0\xaf"), "\"\\udcc0\\udcaf\"");                // overlong
+  EXPECT_EQ(esc("\xe0\x80\xaf"), "\"\\udce0\\udc80\\udcaf\"");     // overlong
+  EXPECT_EQ(esc("\xed\xa0\x80"), "\"\\udced\\udca0\\udc80\"");     // encoded surrogate
+  EXPECT_EQ(esc("\xf4\x90\x80\x80"), "\"\\udcf4\\udc90\\udc80\\udc80\"");  // > U+10FFFF
+  EXPECT_EQ(esc("\x80\xc3\xa9\xbf"), "\"\\udc80\xc3\xa9\\udcbf\"");
+}
+
+// Python's json + surrogateescape gives back every byte string exactly.
+TEST(JsonEscape, LosslessThroughPythonSurrogateescape) {
+  TempDir tmp;
+  std::vector<std::string> cases;
+  for (int b = 0; b < 256; ++b) cases.push_back(std::string(1, static_cast<char>(b)) + "x");
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (int n = 0; n < 2000; ++n) {
+    std::string s;
+    size_t len = (seed >> 59) + 1;
+    for (size_t i = 0; i < len; ++i) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      unsigned v = static_cast<unsigned>(seed >> 56);
+      // Bias towards UTF-8 lead and continuation bytes.
+      s.push_back(static_cast<char>(v < 96 ? 0x80 | (v & 0x3f) : v < 160 ? 0xc0 | (v & 0x3f) : v));
+    }
+    cases.push_back(s);
+  }
+  std::string json, hex;
+  static const char* kHex = "0123456789abcdef";
+  for (auto& c : cases) {
+    json += esc(c) + "\n";
+    for (unsigned char b : c) {
+      hex += kHex[b >> 4];
+      hex += kHex[b & 15];
+    }
+    hex += "\n";
+  }
+  write_text(tmp.sub("in.json"), json);
+  write_text(tmp.sub("in.hex"), hex);
+  const char* py =
+      "import json,sys\n"
+      "a=open(sys.argv[1],'rb').read().decode('utf-8').split('\\n')[:-1]\n"
+      "b=open(sys.argv[2]).read().split('\\n')[:-1]\n"
+      "assert len(a)==len(b),(len(a),len(b))\n"
+      "bad=[i for i,(x,h) in enumerate(zip(a,b)) if json.loads(x).encode('utf-8','surrogateescape')!=bytes.fromhex(h)]\n"
+      "print('bad',bad[:10]) if bad else print('ok',len(a))\n"
+      "sys.exit(1 if bad else 0)\n";
+  RunResult r = run({PYTHON3, "-c", py, tmp.sub("in.json"), tmp.sub("in.hex")});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+}
+
+// A real program creating files with non-UTF-8 names, traced: every JSON
+// output is valid UTF-8 JSON and gives the exact path bytes back.
+TEST(JsonOutput, NonUtf8PathsRoundTripInEveryJsonWriter) {
+  TempDir tmp;
+  const std::string files = tmp.mkdir("files"), trace = tmp.sub("trace");
+  RunResult r = strata_run(trace, {BADNAMES_BIN, files});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> expected;
+  static const char* kHex = "0123456789abcdef";
+  for (std::string name : {"\xff\xfe-name", "\xc3", "\xc3\xa9-ok", "tab\there\x01\"q\\", "\xed\xa0\x80-surrogate",
+                           "\xe2\x82", "\xc0\xaf-overlong"}) {
+    std::string p = files + "/" + name, h;
+    ASSERT_TRUE(fs::exists(p)) << name;
+    for (unsigned char b : p) {
+      h += kHex[b >> 4];
+      h += kHex[b & 15];
+    }
+    expected.push_back(h);
+  }
+  auto check = [&](const std::string& mode, const std::string& file) {
+    std::vector<std::string> argv = {PYTHON3, CHECK_JSON_PATHS, mode, file};
+    argv.insert(argv.end(), expected.begin(), expected.end());
+    RunResult c = run(argv, 60);
+    EXPECT_EQ(c.code, 0) << mode << " " << file << ":\n" << c.out << c.err;
+  };
+  RunResult cat = run({kStrata, "cat", trace});
+  ASSERT_EQ(cat.code, 0) << cat.err;
+  write_text(tmp.sub("cat.jsonl"), cat.out);
+  check("lines", tmp.sub("cat.jsonl"));
+
+  RunResult an = run({kStrata, "analyze", trace, "--json"});
+  ASSERT_EQ(an.code, 0) << an.err;
+  write_text(tmp.sub("analyze.json"), an.out);
+  check("doc", tmp.sub("analyze.json"));
+
+  ASSERT_EQ(run({kStrata, "convert", trace, "--to", "chrome", "-o", tmp.sub("chrome.json")}).code, 0);
+  check("doc", tmp.sub("chrome.json"));
+
+  ASSERT_EQ(run({kStrata, "convert", trace, "--to", "pfw", "-o", tmp.sub("t.pfw")}).code, 0);
+  check("pfw", tmp.sub("t.pfw"));
+}
+
+}  // namespace

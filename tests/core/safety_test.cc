@@ -203,3 +203,24 @@ TEST(Safety, PoolTerminateKeepsWorkerEvents) {
 }
 
 }  // namespace
+
+namespace {
+
+// A process that changed to a user who cannot write the trace directory
+// loses its events, and `strata info` says which process and how many.
+TEST(Safety, ProcessThatCannotCreateItsTraceIsReported) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to change user";
+  if (!fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "no setpriv";
+  TempDir tmp;
+  chmod(tmp.path().c_str(), 0755);  // as a user's directory: others may enter, not write
+  std::string trace = tmp.sub("t");
+  RunResult r = strata_run(trace, {"/usr/bin/setpriv", "--reuid", "65534", "--clear-groups", "/bin/cat", "/etc/hostname"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, read_text("/etc/hostname"));
+  RunResult info = run({kStrata, "info", trace});
+  EXPECT_NE(info.out.find("(/usr/bin/cat) could not create its trace file (Permission denied)"), std::string::npos)
+      << info.out;
+  EXPECT_GE(info_trace(trace).dropped, 3);  // cat's open, read and close of /etc/hostname at least
+}
+
+}  // namespace

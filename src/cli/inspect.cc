@@ -6,7 +6,11 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+#include <fstream>
+
 #include "cli/commands.h"
+#include "format/format.h"
 #include "cli/live.h"
 #include "convert/convert.h"
 #include "convert/json_out.h"
@@ -23,7 +27,36 @@ struct TraceSummary {
   std::vector<std::string> hosts;
   std::vector<int64_t> writing_pids;  // files without footer whose process still runs (here)
   std::vector<reader::TraceReader::Skipped> skipped;
+  struct Unwritable {
+    int64_t pid = 0, err = 0;
+    uint64_t lost = 0;
+    std::string exe;
+  };
+  std::vector<Unwritable> unwritable;  // processes that could not create their trace file
 };
+
+// The lines processes that could not create their trace file left in the
+// trace directory (format/format.h, kUnwritableLog).
+std::vector<TraceSummary::Unwritable> read_unwritable(const std::string& dir) {
+  std::vector<TraceSummary::Unwritable> out;
+  std::ifstream in(dir + "/" + format::kUnwritableLog);
+  std::string line;
+  while (std::getline(in, line)) {
+    TraceSummary::Unwritable u;
+    unsigned long long lost = 0;
+    long long pid = 0, err = 0;
+    int exe_at = -1;
+    if (std::sscanf(line.c_str(), "pid=%lld ppid=%*d errno=%lld lost=%llu exe=%n", &pid, &err, &lost, &exe_at) < 3 ||
+        exe_at < 0)
+      continue;
+    u.pid = pid;
+    u.err = err;
+    u.lost = lost;
+    u.exe = line.substr(static_cast<size_t>(exe_at));
+    out.push_back(std::move(u));
+  }
+  return out;
+}
 
 // Files cut before their PROCESS block (empty: the disk filled at start) are
 // skipped by the reader; say so on stderr.
@@ -76,6 +109,8 @@ TraceSummary summarize(const std::string& path) {
     }
   }
   if (s.events == 0) s.first_ns = s.last_ns = 0;
+  s.unwritable = read_unwritable(path);
+  for (const auto& u : s.unwritable) s.dropped += u.lost;
   return s;
 }
 
@@ -105,6 +140,20 @@ void print_json(const std::string& path, const TraceSummary& s) {
   for (size_t i = 0; i < s.writing_pids.size(); ++i) {
     if (i) j.ch(',');
     j.i64(s.writing_pids[i]);
+  }
+  j.ch(']');
+  j.raw(",\"unwritable\":[");
+  for (size_t i = 0; i < s.unwritable.size(); ++i) {
+    if (i) j.ch(',');
+    j.raw("{\"pid\":");
+    j.i64(s.unwritable[i].pid);
+    j.raw(",\"errno\":");
+    j.i64(s.unwritable[i].err);
+    j.raw(",\"lost\":");
+    j.u64(s.unwritable[i].lost);
+    j.raw(",\"exe\":");
+    j.str(s.unwritable[i].exe);
+    j.ch('}');
   }
   j.ch(']');
   j.raw(",\"skipped\":[");
@@ -147,6 +196,9 @@ void print_text(const std::string& path, const TraceSummary& s) {
   if (s.incomplete_files) fmt::print("incomplete:     {} file(s) without footer (process killed?)\n", s.incomplete_files);
   for (int64_t pid : s.writing_pids) fmt::print("writing:        a file still being written by pid {}\n", pid);
   for (const auto& k : s.skipped) fmt::print("skipped:        {}: {}\n", k.file, k.why);
+  for (const auto& u : s.unwritable)
+    fmt::print("unwritable:     pid {} ({}) could not create its trace file ({}): {} events lost\n", u.pid, u.exe,
+               std::strerror(static_cast<int>(u.err)), u.lost);
   fmt::print("by category:   ");
   for (auto& [k, v] : s.by_category) fmt::print(" {}={}", k, v);
   std::vector<std::pair<uint64_t, std::string>> top;

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "format/format.h"
 #include "cli/live.h"
 
 #if defined(__x86_64__)
@@ -333,6 +334,17 @@ int run_command(const RunOptions& o) {
       if (!fs::remove(*it, rec)) break;  // not empty (or not ours): keep it and its parents
   };
   set_environment(o, dir);
+  // Where processes that cannot create their own trace file (a changed user,
+  // a full disk) say so; writable by all, removed again if nobody wrote.
+  const std::string unwritable_log = dir + "/" + format::kUnwritableLog;
+  if (int fd = open(unwritable_log.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666); fd >= 0) {
+    fchmod(fd, 0666);
+    close(fd);
+  }
+  auto drop_empty_log = [&] {
+    std::error_code lec;
+    if (fs::file_size(unwritable_log, lec) == 0 && !lec) fs::remove(unwritable_log, lec);
+  };
 
   std::vector<char*> argv;
   for (auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -385,6 +397,7 @@ int run_command(const RunOptions& o) {
   }
   child_pid = -1;
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  drop_empty_log();
   if (exec_err) {
     std::fprintf(stderr, "strata: %s: %s\n", argv[0], std::strerror(exec_err));
     remove_created();

@@ -18,6 +18,11 @@ inline constexpr char kFileMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', '\0', '\n'}
 inline constexpr uint16_t kVersionMajor = 1;
 inline constexpr uint16_t kVersionMinor = 1;  // 1.1: codec kZstdPrefix, column encoding kPacked
 inline constexpr const char* kFileSuffix = ".strata";
+// A process that cannot create its trace file (an unwritable directory after
+// a change of user, a full disk) appends one text line here at exit:
+// "pid=P ppid=Q errno=E lost=N exe=PATH\n". `strata run` creates the file,
+// writable by all, before starting the command; the runtime never creates it.
+inline constexpr const char* kUnwritableLog = "unwritable-processes.log";
 
 struct FileHeader {
   char magic[8];

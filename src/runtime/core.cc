@@ -169,6 +169,7 @@ void fork_parent() {
   g.names.unlock_after_fork();
   g.strings.unlock_after_fork();
   writer_parent_after_fork();
+  fd_offsets_shared();
 }
 
 // The child keeps the interning tables (ids stay valid) but none of the
@@ -188,6 +189,7 @@ void fork_child() {
     if (s != t_state) s->status.store(static_cast<int>(ThreadStatus::kFree), std::memory_order_relaxed);
   }
   if (t_state) t_state->tid = static_cast<uint32_t>(sys::gettid());
+  fd_offsets_shared();
   g.finalized.store(false);
   take_time_anchors();
   writer_child_after_fork();

@@ -21,14 +21,17 @@ inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t s
   FdEntry* e;
   if (__builtin_expect(fd_lookup(fd, e) != kFdTraced, 0)) {
     // A call on a descriptor that is not open is the program's bug worth
-    // seeing: recorded without a path. Excluded descriptors stay silent.
+    // seeing: recorded without a path. Excluded descriptors stay silent; a
+    // file whose path was lost counts its calls as drops.
     if (!e && r < 0) s.record(fd, 0, explicit_offset, size, static_cast<int64_t>(r));
+    else if (e && e->path.load(std::memory_order_relaxed) == 0) s.drop();
     return r;
   }
   int64_t off = explicit_offset;
   if (off < 0) {
     off = e->pos.load(std::memory_order_relaxed);
-    if (r > 0) e->pos.store(off + static_cast<int64_t>(r), std::memory_order_relaxed);
+    if (__builtin_expect(off == kPosFromKernel, 0)) off = kernel_offset_before(fd, static_cast<int64_t>(r));
+    else if (r > 0) e->pos.store(off + static_cast<int64_t>(r), std::memory_order_relaxed);
   }
   s.record(fd, e->path.load(std::memory_order_relaxed), off, size, static_cast<int64_t>(r));
   return r;
@@ -44,6 +47,7 @@ inline auto fd_op(Fn fn, Layer layer, int fd, Call call, int64_t size = -1) {
   auto r = call();
   s.stop(r < 0);
   if (path != 0 || (!e && r < 0)) s.record(fd, path, -1, size, static_cast<int64_t>(r));
+  else if (e && e->path.load(std::memory_order_relaxed) == 0) s.drop();  // its path was lost
   return r;
 }
 
@@ -55,7 +59,8 @@ inline auto path_op(Fn fn, int dirfd, const char* path, Call call) {
   uint32_t sid = path_at(dirfd, path);
   auto r = call();
   s.stop(r < 0);
-  if (path_excluded(sid)) s.skip();
+  if (sid == 0) s.drop();
+  else if (path_excluded(sid)) s.skip();
   else s.record(-1, sid, -1, -1, static_cast<int64_t>(r));
   return r;
 }
@@ -71,9 +76,9 @@ inline int open_op(Fn fn, int dirfd, const char* path, int flags, Call call) {
   }
   s.stop(fd < 0);
   uint32_t sid = path_at(dirfd, path);
-  if (fd >= 0) fd_opened(fd, sid, 0);
-  (void)flags;
-  if (path_excluded(sid)) s.skip();
+  if (fd >= 0) fd_opened(fd, sid, (flags & O_APPEND) ? kPosFromKernel : 0);
+  if (sid == 0) s.drop();
+  else if (path_excluded(sid)) s.skip();
   else s.record(fd, sid, -1, -1, fd);
   return fd;
 }

@@ -38,6 +38,15 @@ void FdTable::clear_all() {
   }
 }
 
+void FdTable::share_all_offsets() {
+  for (auto& c : chunks_) {
+    FdEntry* e = c.load(std::memory_order_acquire);
+    if (!e) continue;
+    for (int i = 0; i < (1 << kChunkBits); ++i)
+      if (e[i].state.load(std::memory_order_relaxed) != kFdUnknown) e[i].pos.store(kPosFromKernel, std::memory_order_relaxed);
+  }
+}
+
 static bool has_prefix(const char* path, const char* prefix) {
   size_t n = std::strlen(prefix);
   if (n == 0 || std::strncmp(path, prefix, n) != 0) return false;
@@ -127,7 +136,9 @@ uint32_t path_at_unsaved(int dirfd, const char* path) {
 
 void refresh_cwd() {
   char buf[kPathMax];
-  if (sys::getcwd(buf, sizeof(buf)) > 0) g.cwd_sid.store(intern_path(buf), std::memory_order_release);
+  // A directory too deep for PATH_MAX leaves the cwd unknown: relative paths
+  // under it then count as drops instead of resolving against a stale cwd.
+  g.cwd_sid.store(sys::getcwd(buf, sizeof(buf)) > 0 ? intern_path(buf) : 0, std::memory_order_release);
 }
 
 // First sight of a descriptor the runtime did not see opened: ask /proc.
@@ -142,7 +153,8 @@ static bool resolve_unknown(int fd, FdEntry* e) {
   uint32_t sid = intern_path(target);
   long pos = sys::lseek(fd, 0, SEEK_CUR);
   e->path.store(sid, std::memory_order_relaxed);
-  e->pos.store(pos < 0 ? 0 : pos, std::memory_order_relaxed);
+  // Inherited: the description may be shared with the process that opened it.
+  e->pos.store(kPosFromKernel, std::memory_order_relaxed);
   e->spos.store(pos < 0 ? 0 : pos, std::memory_order_relaxed);
   e->state.store(path_excluded(sid) ? kFdExcluded : kFdTraced, std::memory_order_release);
   return true;
@@ -166,8 +178,22 @@ void fd_opened(int fd, uint32_t sid, int64_t pos) {
   if (!e) return;
   e->path.store(sid, std::memory_order_relaxed);
   e->pos.store(pos, std::memory_order_relaxed);
-  e->spos.store(pos, std::memory_order_relaxed);
+  e->spos.store(pos == kPosFromKernel ? 0 : pos, std::memory_order_relaxed);
   e->state.store(path_excluded(sid) ? kFdExcluded : kFdTraced, std::memory_order_release);
+}
+
+void fd_offsets_shared() { g.fds.share_all_offsets(); }
+
+void fd_set_append(int fd) {
+  if (FdEntry* e = g.fds.get(fd, false)) e->pos.store(kPosFromKernel, std::memory_order_relaxed);
+}
+
+int64_t kernel_offset_before(int fd, int64_t transferred) {
+  int saved = errno;
+  long now = sys::lseek(fd, 0, SEEK_CUR);
+  errno = saved;
+  if (now < 0) return -1;
+  return transferred > 0 ? now - transferred : now;
 }
 
 void fd_closed(int fd) {
@@ -178,8 +204,9 @@ void fd_duplicated(int oldfd, int newfd) {
   FdEntry* src = fd_entry(oldfd);
   FdEntry* dst = g.fds.get(newfd, true);
   if (!src || !dst) return;
+  src->pos.store(kPosFromKernel, std::memory_order_relaxed);
   dst->path.store(src->path.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  dst->pos.store(src->pos.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  dst->pos.store(kPosFromKernel, std::memory_order_relaxed);
   dst->spos.store(src->spos.load(std::memory_order_relaxed), std::memory_order_relaxed);
   dst->state.store(src->state.load(std::memory_order_relaxed), std::memory_order_release);
 }

@@ -202,7 +202,7 @@ off_t seek_op(Fn fn, int fd, off_t off, Call call) {
     s.skip();
     return r;
   }
-  if (r >= 0) e->pos.store(r, std::memory_order_relaxed);
+  if (r >= 0 && e->pos.load(std::memory_order_relaxed) != kPosFromKernel) e->pos.store(r, std::memory_order_relaxed);
   s.record(fd, e->path.load(std::memory_order_relaxed), off, -1, r);
   return r;
 }
@@ -500,7 +500,9 @@ int fcntl(int fd, int cmd, ...) {
   void* arg = va_arg(ap, void*);  // int and pointer arguments share the register
   va_end(ap);
   if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) return dup_op(Fn::fcntl, fd, [&] { return REAL(fcntl)(fd, cmd, arg); });
-  return REAL(fcntl)(fd, cmd, arg);
+  int r = REAL(fcntl)(fd, cmd, arg);
+  if (cmd == F_SETFL && r == 0 && g_hot.active && (reinterpret_cast<intptr_t>(arg) & O_APPEND)) fd_set_append(fd);
+  return r;
 }
 
 // Copies are recorded against the file read from (the output is often a socket).

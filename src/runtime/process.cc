@@ -147,6 +147,7 @@ pid_t fork(void) {
 __attribute__((visibility("hidden"))) void* strata_vfork_enter(void* caller) {
   t_vfork_caller = caller;
   t_vfork_t0 = 0;
+  if (g_hot.active) fd_offsets_shared();
   t_vfork_thread = recording_thread(PR);
   if (t_vfork_thread) t_vfork_t0 = now_ticks();
   return reinterpret_cast<void*>(REAL(vfork));
@@ -165,12 +166,14 @@ __attribute__((visibility("hidden"))) void* strata_vfork_leave(long result) {
 
 int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* fa, const posix_spawnattr_t* attr,
                 char* const argv[], char* const envp[]) {
+  if (g_hot.active) fd_offsets_shared();
   int r = REAL(posix_spawn)(pid, path, fa, attr, argv, STRATA_ENV(envp));
   record_proc(Fn::posix_spawn, path, r == 0 && pid ? *pid : -1, r);
   return r;
 }
 int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* fa, const posix_spawnattr_t* attr,
                  char* const argv[], char* const envp[]) {
+  if (g_hot.active) fd_offsets_shared();
   int r = REAL(posix_spawnp)(pid, file, fa, attr, argv, STRATA_ENV(envp));
   record_proc(Fn::posix_spawnp, file, r == 0 && pid ? *pid : -1, r);
   return r;

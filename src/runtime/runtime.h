@@ -190,6 +190,8 @@ class IoScope {
   }
   // Records nothing (excluded file).
   void skip() {}
+  // Records nothing but counts a lost event (a path too long to resolve).
+  void drop() { t_->dropped.fetch_add(1, std::memory_order_relaxed); }
   ThreadState* thread() const { return t_; }
   Fn fn() const { return fn_; }
 

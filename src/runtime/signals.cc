@@ -1,6 +1,12 @@
-// SIGINT and SIGTERM: flush the trace before the process dies, then do what the
-// application asked for. The runtime's handler stays installed; handlers the
-// application installs (sigaction/signal) are kept aside and chained.
+// Fatal signals (SIGINT, SIGTERM, SIGHUP): flush the trace before the process
+// dies of one, without changing what the program sees.
+//
+// The runtime's handler is installed only while the application's disposition
+// is SIG_DFL, that is only when the signal would kill the process anyway; it
+// asks the writer thread for a final flush, restores SIG_DFL and re-raises.
+// Whatever else the application installs (a handler with its own flags and
+// mask, SA_RESETHAND, SIG_IGN, which exec keeps) goes to the kernel as it is,
+// and sigaction/signal report the application's own disposition back to it.
 #include <signal.h>
 
 #include <cerrno>
@@ -11,83 +17,107 @@
 #include "runtime/writer.h"
 
 STRATA_REAL_DECL(sigaction);
-STRATA_REAL_DECL(signal);
 
 namespace strata::runtime {
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM};
-struct Chain {
-  bool installed;
-  struct sigaction app;  // what the application believes is installed
+constexpr int kSaRestorer = 0x04000000;  // SA_RESTORER: the kernel's, not in glibc's headers
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int kNumSignals = sizeof(kSignals) / sizeof(kSignals[0]);
+
+struct Watch {
+  bool tracked;          // strata keeps the application's view of this signal
+  struct sigaction app;  // the disposition the application believes is installed
 };
-Chain chains[2];
+Watch watches[kNumSignals];
 
 int slot_of(int sig) {
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < kNumSignals; ++i)
     if (kSignals[i] == sig) return i;
   return -1;
 }
 
-void on_signal(int sig, siginfo_t* info, void* uctx) {
+bool is_default(const struct sigaction& a) { return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL; }
+
+void on_fatal_signal(int sig, siginfo_t*, void*) {
   int saved_errno = errno;
-  Chain& c = chains[slot_of(sig)];
-  bool dies = !(c.app.sa_flags & SA_SIGINFO) && c.app.sa_handler == SIG_DFL;
   if (g_hot.active && !g.finalized.load()) {
     if (ThreadState* t = t_state; t && g_hot.layer_on[static_cast<int>(Layer::PROC)]) {
       uint64_t now = now_ticks();
       record_event(t, static_cast<uint32_t>(Fn::signal_flush), now, now, -1, 0, -1, -1, sig, 0);
     }
-    writer_request_flush(dies, 2000);
+    writer_request_flush(true, 2000);
   }
+  // The signal is blocked while this handler runs: raised again, it is
+  // delivered with the default action as soon as the handler returns.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  REAL(sigaction)(sig, &dfl, nullptr);
+  raise(sig);
   errno = saved_errno;
-  if (c.app.sa_flags & SA_SIGINFO) {
-    c.app.sa_sigaction(sig, info, uctx);
-  } else if (c.app.sa_handler == SIG_DFL) {
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    REAL(sigaction)(sig, &dfl, nullptr);
-    raise(sig);  // delivered with the default action once this handler returns
-  } else if (c.app.sa_handler != SIG_IGN) {
-    c.app.sa_handler(sig);
-  }
+}
+
+// Installs the flush handler in place of SIG_DFL.
+int install_flush_handler(int sig) {
+  struct sigaction ours {};
+  ours.sa_sigaction = on_fatal_signal;
+  ours.sa_flags = SA_SIGINFO;
+  sigemptyset(&ours.sa_mask);
+  return REAL(sigaction)(sig, &ours, nullptr);
 }
 
 }  // namespace
 
 void signals_install() {
-  for (int i = 0; i < 2; ++i) {
-    struct sigaction old {};
-    REAL(sigaction)(kSignals[i], nullptr, &old);
-    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;  // e.g. nohup
-    chains[i].app = old;
-    struct sigaction ours {};
-    ours.sa_sigaction = on_signal;
-    ours.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&ours.sa_mask);
-    chains[i].installed = REAL(sigaction)(kSignals[i], &ours, nullptr) == 0;
+  for (int i = 0; i < kNumSignals; ++i) {
+    struct sigaction current {};
+    if (REAL(sigaction)(kSignals[i], nullptr, &current) != 0) continue;
+    watches[i].app = current;
+    watches[i].tracked = !is_default(current) || install_flush_handler(kSignals[i]) == 0;
   }
 }
 
 }  // namespace strata::runtime
 
-using strata::runtime::chains;
+using strata::runtime::install_flush_handler;
+using strata::runtime::is_default;
+using strata::runtime::kSaRestorer;
 using strata::runtime::slot_of;
+using strata::runtime::watches;
 
-extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction* act,
+                                                                  struct sigaction* old) {
   int i = slot_of(sig);
-  if (i < 0 || !chains[i].installed) return REAL(sigaction)(sig, act, old);
-  if (old) *old = chains[i].app;
-  if (act) chains[i].app = *act;
+  if (i < 0 || !watches[i].tracked) return REAL(sigaction)(sig, act, old);
+  // While the application's disposition is SIG_DFL the kernel holds strata's
+  // handler and the application's view is kept here; otherwise the kernel
+  // holds exactly what the application installed.
+  struct sigaction previous {};
+  if (is_default(watches[i].app)) previous = watches[i].app;
+  else if (int r = REAL(sigaction)(sig, nullptr, &previous); r != 0) return r;
+  if (act) {
+    int r = is_default(*act) ? install_flush_handler(sig) : REAL(sigaction)(sig, act, nullptr);
+    if (r != 0) return r;
+    watches[i].app = *act;
+    // glibc adds its signal-return trampoline to every action it installs,
+    // and reports it back: so does the view kept here.
+    struct sigaction installed {};
+    REAL(sigaction)(sig, nullptr, &installed);
+    watches[i].app.sa_flags |= installed.sa_flags & kSaRestorer;
+    watches[i].app.sa_restorer = installed.sa_restorer;
+  }
+  if (old) *old = previous;
   return 0;
 }
 
+// glibc's signal() is sigaction with BSD semantics: SA_RESTART, and the signal
+// blocked while its handler runs.
 extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler) {
-  int i = slot_of(sig);
-  if (i < 0 || !chains[i].installed) return REAL(signal)(sig, handler);
-  sighandler_t prev = (chains[i].app.sa_flags & SA_SIGINFO) ? SIG_DFL : chains[i].app.sa_handler;
-  chains[i].app = {};
-  chains[i].app.sa_handler = handler;
-  chains[i].app.sa_flags = SA_RESTART;
-  return prev;
+  struct sigaction act {}, old{};
+  act.sa_handler = handler;
+  sigemptyset(&act.sa_mask);
+  if (sig > 0 && sig < NSIG) sigaddset(&act.sa_mask, sig);
+  act.sa_flags = SA_RESTART;
+  if (sigaction(sig, &act, &old) != 0) return SIG_ERR;
+  return (old.sa_flags & SA_SIGINFO) ? reinterpret_cast<sighandler_t>(reinterpret_cast<void*>(old.sa_sigaction)) : old.sa_handler;
 }

@@ -30,10 +30,14 @@ struct Config {
 
 // One descriptor's tracking state.
 enum FdState : uint32_t { kFdUnknown = 0, kFdTraced = 1, kFdExcluded = 2 };
+// A descriptor whose offset strata cannot follow by counting bytes (O_APPEND,
+// an open file description shared through dup or fork, one inherited across
+// exec) has pos == kPosFromKernel: its calls read the offset from the kernel.
+inline constexpr int64_t kPosFromKernel = INT64_MIN;
 struct FdEntry {
   std::atomic<uint32_t> state;
-  std::atomic<uint32_t> path;  // string id
-  std::atomic<int64_t> pos;    // POSIX file offset as tracked
+  std::atomic<uint32_t> path;  // string id; 0 for a traced file whose path was lost (too long)
+  std::atomic<int64_t> pos;    // POSIX file offset as tracked, or kPosFromKernel
   std::atomic<int64_t> spos;   // STDIO stream position as tracked
 };
 
@@ -50,6 +54,7 @@ class FdTable {
     return create ? get_slow(fd) : nullptr;
   }
   void clear_all();
+  void share_all_offsets();
 
  private:
   FdEntry* get_slow(int fd);
@@ -94,7 +99,12 @@ inline bool path_excluded(uint32_t sid) { return sid == 0 || (g.strings.get(sid)
 uint32_t fd_path(int fd);
 void fd_opened(int fd, uint32_t sid, int64_t pos);
 void fd_closed(int fd);
-void fd_duplicated(int oldfd, int newfd);
+void fd_duplicated(int oldfd, int newfd);  // both now share one offset
+void fd_offsets_shared();                  // fork: every tracked descriptor shares its offset
+void fd_set_append(int fd);                // F_SETFL with O_APPEND
+// Offset at which a call that transferred `transferred` bytes (or failed)
+// started, from the kernel's current offset; -1 if the descriptor has none.
+int64_t kernel_offset_before(int fd, int64_t transferred);
 FdEntry* resolve_fd(int fd, FdEntry* e);  // first sight of a descriptor: ask /proc
 // Resolved entry of a descriptor, or null for untracked fds.
 inline FdEntry* fd_entry(int fd) {

@@ -3,6 +3,7 @@
 // into) itself; these go straight to the kernel.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,6 +23,12 @@ inline long write(int fd, const void* p, size_t n) { return syscall(SYS_write, f
 inline long read(int fd, void* p, size_t n) { return syscall(SYS_read, fd, p, n); }
 inline long lseek(int fd, long off, int whence) { return syscall(SYS_lseek, fd, off, whence); }
 inline long ftruncate(int fd, long len) { return syscall(SYS_ftruncate, fd, len); }
+inline long pwrite(int fd, const void* p, size_t n, long off) { return syscall(SYS_pwrite64, fd, p, n, off); }
+inline long fstat(int fd, struct stat* st) { return syscall(SYS_fstat, fd, st); }
+// Gives the calling thread a private copy of the descriptor table and closes
+// every descriptor in that copy (Linux >= 5.9): what the thread opens then is
+// invisible to, and untouchable by, the rest of the process.
+inline long own_fd_table() { return syscall(SYS_close_range, 0u, ~0u, 2u /*CLOSE_RANGE_UNSHARE*/); }
 inline long readlink(const char* path, char* buf, size_t n) { return syscall(SYS_readlinkat, -100, path, buf, n); }
 inline int mkdir(const char* path, int mode) { return static_cast<int>(syscall(SYS_mkdirat, -100, path, mode)); }
 inline int gettid() { return static_cast<int>(syscall(SYS_gettid)); }

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,9 +25,21 @@ namespace {
 
 namespace fmt = strata::format;
 
+struct WriterTask {
+  void (*fn)(void*);
+  void* arg;
+};
+
 struct WriterState {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-  int fd = -1;
+  int fd = -1;          // the trace file while a FileLease holds it, else -1
+  int private_fd = -1;  // the writer thread's own descriptor (its private table)
+  bool fd_transient = false;  // fd was opened by path for one lease: check identity
+  bool have_file = false;     // the file was created
+  bool private_table = false; // the writer thread has its own descriptor table
+  int create_errno = 0;       // why the file could not be created
+  dev_t dev = 0;
+  ino_t ino = 0;
   uint64_t offset = 0;
   std::vector<fmt::IndexEntry>* index = nullptr;
   fmt::EventsEncoder* encoder = nullptr;
@@ -43,9 +57,16 @@ struct WriterState {
   std::atomic<bool> stop{false};
   std::atomic<uint32_t> flush_requested{0};  // 1 = flush, 2 = final flush
   std::atomic<uint32_t> flush_done_seq{0};
+  std::atomic<WriterTask*> task{nullptr};  // writer_run: a call to make on the writer thread
+  std::atomic<uint32_t> task_done_seq{0};
+  pthread_mutex_t task_mu = PTHREAD_MUTEX_INITIALIZER;
   char path[kPathMax] = {};
 };
 WriterState w;
+// How long an application thread waits for the writer thread to flush at
+// exit, exec or a fatal signal, or to run a task.
+constexpr int kFlushWaitMs = 10000;
+__thread bool t_is_writer __attribute__((tls_model("initial-exec"))) = false;
 
 uint64_t mono_ns() {
   timespec ts;
@@ -53,18 +74,81 @@ uint64_t mono_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
-// Appends bytes to the file; on failure truncates back so the file stays a
-// sequence of whole blocks, and returns false.
+bool is_trace_file(int fd) {
+  struct stat st;
+  return w.have_file && sys::fstat(fd, &st) == 0 && st.st_dev == w.dev && st.st_ino == w.ino;
+}
+
+// The descriptor one flush writes through. The writer thread keeps the file
+// open in its private descriptor table, where the application can neither
+// see nor close nor replace it. Any other thread (no writer thread could be
+// started, or the kernel has no private tables) opens the file by path for
+// the flush only, checks it is the trace file, and checks again before every
+// write, so a descriptor the application closed and reused behind strata's
+// back is never written. SIGXFSZ stays blocked meanwhile: a file size limit
+// costs the trace, never the program.
+class FileLease {
+ public:
+  FileLease() {
+    if (t_is_writer && w.private_fd >= 0) {
+      w.fd = w.private_fd;
+      return;
+    }
+    transient_ = true;
+    sigset_t xfsz;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &saved_mask_);
+    sigset_t pending;
+    sigpending(&pending);
+    xfsz_was_pending_ = sigismember(&pending, SIGXFSZ);
+    w.fd = -1;
+    if (!w.have_file) return;
+    int fd = sys::open(w.path, O_WRONLY | O_CLOEXEC, 0);
+    if (fd >= 0 && !is_trace_file(fd)) {
+      sys::close(fd);
+      fd = -1;
+    }
+    w.fd = fd;
+    w.fd_transient = true;
+  }
+  ~FileLease() {
+    if (!transient_) return;
+    if (w.fd >= 0) sys::close(w.fd);
+    w.fd = -1;
+    w.fd_transient = false;
+    sigset_t pending;
+    sigpending(&pending);
+    if (!xfsz_was_pending_ && sigismember(&pending, SIGXFSZ)) {
+      sigset_t xfsz;
+      sigemptyset(&xfsz);
+      sigaddset(&xfsz, SIGXFSZ);
+      timespec zero{0, 0};
+      sigtimedwait(&xfsz, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
+  }
+  FileLease(const FileLease&) = delete;
+  FileLease& operator=(const FileLease&) = delete;
+
+ private:
+  bool transient_ = false;
+  bool xfsz_was_pending_ = false;
+  sigset_t saved_mask_{};
+};
+
+// Appends bytes at the end of the blocks written so far; on failure truncates
+// back so the file stays a sequence of whole blocks, and returns false.
 bool append(const void* data, size_t n) {
   if (w.fd < 0) return false;
   const auto* p = static_cast<const uint8_t*>(data);
   size_t done = 0;
   while (done < n) {
-    long r = sys::write(w.fd, p + done, n - done);
-    if (r == -EINTR) continue;
+    if (w.fd_transient && !is_trace_file(w.fd)) return false;
+    long r = sys::pwrite(w.fd, p + done, n - done, static_cast<long>(w.offset + done));
+    if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
       sys::ftruncate(w.fd, static_cast<long>(w.offset));
-      sys::lseek(w.fd, static_cast<long>(w.offset), SEEK_SET);
       return false;
     }
     done += static_cast<size_t>(r);
@@ -132,16 +216,31 @@ void write_process_block() {
   write_block(fmt::BlockType::kProcess, 0, false);
 }
 
+// Creates this process's trace file and writes its header and PROCESS block.
+// On the writer thread the descriptor stays open in its private table.
 bool open_file() {
   utsname u{};
   uname(&u);
   sys::mkdir(g.cfg.dir, 0755);
   std::snprintf(w.path, sizeof(w.path), "%s/%s-%d-%llu%s", g.cfg.dir, u.nodename, g.pid,
                 static_cast<unsigned long long>(g.start_mono_ns), fmt::kFileSuffix);
-  w.fd = sys::open(w.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   w.offset = 0;
   w.index->clear();
-  if (w.fd < 0) return false;
+  w.have_file = false;
+  int fd = sys::open(w.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  w.create_errno = fd < 0 ? errno : 0;
+  if (fd < 0) return false;
+  struct stat st;
+  if (sys::fstat(fd, &st) != 0) {
+    sys::close(fd);
+    return false;
+  }
+  w.dev = st.st_dev;
+  w.ino = st.st_ino;
+  w.have_file = true;
+  if (t_is_writer && w.private_table) w.private_fd = fd;
+  else sys::close(fd);
+  FileLease lease;
   fmt::FileHeader h = fmt::make_file_header();
   if (!append(&h, sizeof(h))) return false;
   write_process_block();
@@ -314,49 +413,89 @@ void write_profile(bool final_flush) {
   write_block(fmt::BlockType::kProfile, records, true);
 }
 
+// This process's events are lost (no trace file): say so where the tools look.
+void report_unwritable() {
+  char path[kPathMax + 64], exe[kPathMax], line[kPathMax + 160];
+  std::snprintf(path, sizeof(path), "%s/%s", g.cfg.dir, fmt::kUnwritableLog);
+  long e = sys::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  exe[e > 0 ? e : 0] = '\0';
+  int n = std::snprintf(line, sizeof(line), "pid=%d ppid=%d errno=%d lost=%llu exe=%s\n", g.pid, g.ppid,
+                        w.create_errno, static_cast<unsigned long long>(writer_dropped_total()), exe);
+  int fd = sys::open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+  if (fd < 0) return;
+  if (n > 0) sys::write(fd, line, std::min<size_t>(static_cast<size_t>(n), sizeof(line) - 1));
+  sys::close(fd);
+}
+
 void flush_locked(bool final_flush) {
   drain(1);
+  if (final_flush && !w.have_file && w.create_errno != 0) report_unwritable();
   if (w.fd < 0) return;
   if (g.cfg.profile_mode) write_profile(final_flush);
   write_stats_if_changed(final_flush);
   if (final_flush) write_footer();
 }
 
+void run_pending_task() {
+  if (WriterTask* t = w.task.exchange(nullptr, std::memory_order_acq_rel)) {
+    t->fn(t->arg);
+    w.task_done_seq.fetch_add(1, std::memory_order_acq_rel);
+    sys::futex_wake(&w.task_done_seq);
+  }
+}
+
+// One round of the writer loop: a requested flush, the periodic flush, or
+// draining the rings that are half full.
+void writer_round(uint32_t req, uint64_t interval_ns) {
+  pthread_mutex_lock(&w.mu);
+  if (!g.finalized.load(std::memory_order_acquire)) {
+    FileLease lease;
+    uint64_t now = mono_ns();
+    if (req != 0) {
+      flush_locked(req == 2);
+      if (req == 2) g.finalized.store(true, std::memory_order_release);
+      w.last_periodic_ns = now;
+    } else if (now - w.last_periodic_ns >= interval_ns) {
+      flush_locked(false);
+      w.last_periodic_ns = now;
+    } else {
+      drain(g.cfg.buffer_bytes / sizeof(RawEvent) / 2);
+    }
+  }
+  if (req != 0) {
+    w.flush_requested.store(0, std::memory_order_release);
+    w.flush_done_seq.fetch_add(1, std::memory_order_acq_rel);
+    sys::futex_wake(&w.flush_done_seq);
+  }
+  pthread_mutex_unlock(&w.mu);
+}
+
 void* writer_main(void*) {
   t_done = true;  // this thread records nothing
+  t_is_writer = true;
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  w.private_table = sys::own_fd_table() == 0;
+  pthread_mutex_lock(&w.mu);
+  if (!w.have_file) open_file();
+  pthread_mutex_unlock(&w.mu);
   const uint64_t interval_ns = g.cfg.flush_interval_ms * 1000000ull;
   while (!w.stop.load(std::memory_order_acquire)) {
+    run_pending_task();
     uint32_t seen_word = w.wake_word.load(std::memory_order_acquire);
     uint32_t req = w.flush_requested.load(std::memory_order_acquire);
-    if (req == 0) {
+    if (req == 0 && w.task.load(std::memory_order_acquire) == nullptr) {
       timespec ts{0, 50 * 1000000L};  // wake at least every 50 ms to check the interval
       sys::futex_wait(&w.wake_word, seen_word, &ts);
       req = w.flush_requested.load(std::memory_order_acquire);
     }
-    pthread_mutex_lock(&w.mu);
-    if (!g.finalized.load(std::memory_order_acquire)) {
-      uint64_t now = mono_ns();
-      if (req != 0) {
-        flush_locked(req == 2);
-        w.last_periodic_ns = now;
-      } else if (now - w.last_periodic_ns >= interval_ns) {
-        flush_locked(false);
-        w.last_periodic_ns = now;
-      } else {
-        // Woken because a ring is half full: drain the rings that are.
-        drain(g.cfg.buffer_bytes / sizeof(RawEvent) / 2);
-      }
-    }
-    if (req != 0) {
-      w.flush_requested.store(0, std::memory_order_release);
-      w.flush_done_seq.fetch_add(1, std::memory_order_acq_rel);
-      sys::futex_wake(&w.flush_done_seq);
-    }
-    pthread_mutex_unlock(&w.mu);
+    run_pending_task();
+    writer_round(req, interval_ns);
   }
+  run_pending_task();
+  if (w.private_fd >= 0) sys::close(w.private_fd);
+  w.private_fd = -1;
   return nullptr;
 }
 
@@ -386,9 +525,8 @@ bool start_thread() {
 bool writer_start() {
   allocate_buffers();
   w.last_periodic_ns = mono_ns();
-  bool ok = open_file();
-  start_thread();
-  return ok;
+  if (start_thread()) return true;
+  return open_file();  // no writer thread: flushes happen on application threads
 }
 
 uint64_t writer_dropped_total() {
@@ -404,8 +542,15 @@ void writer_wake() {
 }
 
 void writer_flush(bool final_flush) {
+  if (w.thread_running && !t_is_writer) {
+    writer_request_flush(final_flush, kFlushWaitMs);
+    return;
+  }
   pthread_mutex_lock(&w.mu);
-  if (!g.finalized.load(std::memory_order_acquire)) flush_locked(final_flush);
+  if (!g.finalized.load(std::memory_order_acquire)) {
+    FileLease lease;
+    flush_locked(final_flush);
+  }
   if (final_flush) g.finalized.store(true, std::memory_order_release);
   pthread_mutex_unlock(&w.mu);
 }
@@ -413,7 +558,11 @@ void writer_flush(bool final_flush) {
 void writer_request_flush(bool final_flush, int timeout_ms) {
   if (!w.thread_running) {
     if (pthread_mutex_trylock(&w.mu) == 0) {
-      if (!g.finalized.load()) flush_locked(final_flush);
+      if (!g.finalized.load()) {
+        FileLease lease;
+        flush_locked(final_flush);
+      }
+      if (final_flush) g.finalized.store(true, std::memory_order_release);
       pthread_mutex_unlock(&w.mu);
     }
     return;
@@ -426,6 +575,27 @@ void writer_request_flush(bool final_flush, int timeout_ms) {
     timespec ts{0, 10 * 1000000L};
     sys::futex_wait(&w.flush_done_seq, before, &ts);
   }
+}
+
+void writer_run(void (*fn)(void*), void* arg) {
+  if (!w.thread_running || t_is_writer) return;
+  pthread_mutex_lock(&w.task_mu);
+  WriterTask task{fn, arg};
+  uint32_t before = w.task_done_seq.load(std::memory_order_acquire);
+  w.task.store(&task, std::memory_order_release);
+  writer_wake();
+  // The task is a single system call; the wait is bounded in case the
+  // writer is stuck in a write to a hung file system. A task the writer
+  // never took is withdrawn; one it took is waited for, since it uses `task`.
+  for (int waited = 0; w.task_done_seq.load(std::memory_order_acquire) == before; waited += 10) {
+    if (waited >= kFlushWaitMs) {
+      WriterTask* expected = &task;
+      if (w.task.compare_exchange_strong(expected, nullptr)) break;
+    }
+    timespec ts{0, 10 * 1000000L};
+    sys::futex_wait(&w.task_done_seq, before, &ts);
+  }
+  pthread_mutex_unlock(&w.task_mu);
 }
 
 void writer_stop() {
@@ -442,8 +612,15 @@ void writer_parent_after_fork() { pthread_mutex_unlock(&w.mu); }
 
 void writer_child_after_fork() {
   pthread_mutex_init(&w.mu, nullptr);
-  if (w.fd >= 0) sys::close(w.fd);
+  pthread_mutex_init(&w.task_mu, nullptr);
+  // The parent's descriptor lived in its writer thread's private table (or
+  // only during a flush): the child's table holds nothing of strata's.
   w.fd = -1;
+  w.private_fd = -1;
+  w.fd_transient = false;
+  w.have_file = false;
+  w.private_table = false;
+  w.task.store(nullptr);
   w.emitted_strings = w.emitted_names = w.emitted_contexts = w.emitted_metadata = 0;
   w.events_written = 0;
   w.write_dropped = 0;
@@ -453,8 +630,7 @@ void writer_child_after_fork() {
   seen->clear();
   profile_reset();
   w.last_periodic_ns = mono_ns();
-  open_file();
-  start_thread();
+  if (!start_thread()) open_file();
 }
 
 }  // namespace strata::runtime

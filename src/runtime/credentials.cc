@@ -1,0 +1,97 @@
+// Per-thread credentials. Capabilities, the capability bounding set, keep-caps,
+// securebits and no_new_privs belong to each thread, and prctl/capset change
+// only the calling one, while glibc applies set*id/setgroups to every thread
+// and aborts the process if one thread fails where another succeeded
+// (`setpriv --reuid U --clear-groups` does exactly that sequence). So each such
+// change the application makes is made again on strata's writer thread, which
+// then always holds the credentials the application's threads hold.
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+
+#include "runtime/real.h"
+#include "runtime/writer.h"
+
+extern "C" int capset(cap_user_header_t header, const cap_user_data_t data);
+
+namespace {
+STRATA_REAL_DECL(prctl);
+STRATA_REAL_DECL(capset);
+
+bool is_per_thread_credential(int option, unsigned long arg2) {
+  switch (option) {
+    case PR_SET_KEEPCAPS:
+    case PR_SET_SECUREBITS:
+    case PR_CAPBSET_DROP:
+    case PR_SET_NO_NEW_PRIVS:
+      return true;
+    case PR_CAP_AMBIENT:
+      return arg2 != PR_CAP_AMBIENT_IS_SET;
+    default:
+      return false;
+  }
+}
+
+struct PrctlCall {
+  int option;
+  unsigned long a2, a3, a4, a5;
+};
+
+void prctl_on_writer(void* p) {
+  auto* c = static_cast<PrctlCall*>(p);
+  syscall(SYS_prctl, c->option, c->a2, c->a3, c->a4, c->a5);
+}
+
+struct CapsetCall {
+  __user_cap_header_struct header;
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+};
+
+void capset_on_writer(void* p) {
+  auto* c = static_cast<CapsetCall*>(p);
+  c->header.pid = 0;  // the calling (writer) thread
+  syscall(SYS_capset, &c->header, c->data);
+}
+
+}  // namespace
+
+extern "C" {
+#pragma GCC visibility push(default)
+
+int prctl(int option, ...) {
+  va_list ap;
+  va_start(ap, option);
+  PrctlCall c{option, va_arg(ap, unsigned long), va_arg(ap, unsigned long), va_arg(ap, unsigned long),
+              va_arg(ap, unsigned long)};
+  va_end(ap);
+  int r = REAL(prctl)(option, c.a2, c.a3, c.a4, c.a5);
+  if (r == 0 && is_per_thread_credential(option, c.a2)) {
+    int saved_errno = errno;
+    strata::runtime::writer_run(prctl_on_writer, &c);
+    errno = saved_errno;
+  }
+  return r;
+}
+
+int capset(cap_user_header_t header, const cap_user_data_t data) {
+  int r = REAL(capset)(header, data);
+  // Only a change of the caller's own capabilities (pid 0 or its own tid).
+  if (r == 0 && header && data && (header->pid == 0 || header->pid == static_cast<int>(syscall(SYS_gettid)))) {
+    int saved_errno = errno;
+    CapsetCall c{};
+    c.header = *header;
+    size_t words = header->version == _LINUX_CAPABILITY_VERSION_1 ? 1 : _LINUX_CAPABILITY_U32S_3;
+    std::memcpy(c.data, data, words * sizeof(c.data[0]));
+    strata::runtime::writer_run(capset_on_writer, &c);
+    errno = saved_errno;
+  }
+  return r;
+}
+
+#pragma GCC visibility pop
+}  // extern "C"

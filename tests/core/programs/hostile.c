@@ -1,0 +1,245 @@
+// Programs that do what daemons, launchers and careful tools do to their
+// descriptors, signals and limits. Each mode prints what the program saw;
+// tests run it with and without strata and require the same output, output
+// files and exit status.
+//   hostile closeall OUT   close every descriptor (loop, close_range, closefrom), then write OUT
+//   hostile rawclose OUT   the same with raw close system calls
+//   hostile dup2onto OUT   dup2/dup3/F_DUPFD onto every low descriptor number, then write OUT
+//   hostile fdlimit        RLIMIT_NOFILE 64: how many files can be opened
+//   hostile eintr          SIGINT handler without SA_RESTART interrupts a blocking read
+//   hostile resethand      SA_RESETHAND: the handler runs once, the second SIGTERM kills
+//   hostile oldaction      sigaction reports back what the program installed
+//   hostile fsize OUT      RLIMIT_FSIZE 4096: writes 1000 bytes to OUT, exits 7
+//   hostile offsets OUT    O_APPEND writes, dup'ed and fork-shared descriptors
+//   hostile longpath DIR   20 opens of a file whose absolute path exceeds 4096 bytes
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+// Opens, reads and closes a file many times so the runtime has events to
+// write, and waits past its flush interval (the tests set 20 ms).
+static void busy_io(void) {
+  for (int i = 0; i < 200; ++i) {
+    char b[16];
+    int fd = open("/etc/hostname", O_RDONLY);
+    if (fd >= 0) {
+      if (read(fd, b, sizeof b) < 0) perror("read");
+      close(fd);
+    }
+  }
+  sleep_ms(150);
+}
+
+static int write_out(const char* path, const char* text) {
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  printf("out fd %d\n", fd);
+  if (fd < 0) return 1;
+  busy_io();
+  if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) return 1;
+  busy_io();
+  char back[64] = {0};
+  ssize_t n = pread(fd, back, sizeof back - 1, 0);
+  printf("read back %zd: %s", n, back);
+  close(fd);
+  return 0;
+}
+
+static int closeall(const char* out, int raw) {
+  int first = open("/etc/hostname", O_RDONLY);
+  printf("first open fd %d\n", first);
+  close(first);
+  busy_io();
+  for (int fd = 3; fd < 1024; ++fd) raw ? syscall(SYS_close, fd) : close(fd);
+  if (!raw) {
+    printf("close_range %d\n", close_range(3, ~0u, 0));
+    closefrom(3);
+  }
+  return write_out(out, "hello\n");
+}
+
+static int dup2onto(const char* out) {
+  int src = open("/etc/hostname", O_RDONLY);
+  busy_io();
+  for (int fd = 3; fd < 64; ++fd) {
+    if (fd == src) continue;
+    if (dup2(src, fd) != fd) printf("dup2 %d failed\n", fd);
+    if (dup3(src, fd, O_CLOEXEC) != fd) printf("dup3 %d failed\n", fd);
+  }
+  for (int fd = 3; fd < 64; ++fd)
+    if (fd != src) close(fd);
+  int d = fcntl(src, F_DUPFD, 3);
+  printf("F_DUPFD gave %d\n", d);
+  close(d);
+  close(src);
+  return write_out(out, "dup2\n");
+}
+
+static int fdlimit(void) {
+  struct rlimit rl = {64, 64};
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return 2;
+  int n = 0;
+  while (open("/etc/hostname", O_RDONLY) >= 0) ++n;
+  printf("opened %d, then errno %d\n", n, errno);
+  return 0;
+}
+
+static volatile sig_atomic_t handled;
+static void on_signal(int sig) {
+  (void)sig;
+  ++handled;
+}
+
+static int eintr(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;  // no SA_RESTART: the read must fail with EINTR
+  sigaction(SIGINT, &sa, NULL);
+  int p[2];
+  if (pipe(p) != 0) return 2;
+  pid_t parent = getpid();
+  pid_t child = fork();
+  if (child == 0) {
+    sleep_ms(200);
+    kill(parent, SIGINT);
+    sleep_ms(2000);  // keeps the write end open: only the signal can end the read
+    _exit(0);
+  }
+  char b;
+  ssize_t r = read(p[0], &b, 1);
+  printf("read returned %zd errno %s handled %d\n", r, r < 0 ? strerror(errno) : "-", (int)handled);
+  kill(child, SIGKILL);
+  waitpid(child, NULL, 0);
+  return 0;
+}
+
+static int resethand(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGTERM, &sa, NULL);
+  raise(SIGTERM);
+  printf("handled %d\n", (int)handled);
+  fflush(stdout);
+  raise(SIGTERM);  // the disposition is back to default: this kills
+  printf("still alive\n");
+  return 0;
+}
+
+static int oldaction(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGUSR2);
+  sigaction(SIGINT, NULL, &old);
+  printf("initial: %s flags %#x\n", old.sa_handler == SIG_DFL ? "default" : "other", old.sa_flags);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGINT, NULL, &old);
+  printf("installed: %s flags %#x usr2-masked %d\n", old.sa_handler == on_signal ? "ours" : "other", old.sa_flags,
+         sigismember(&old.sa_mask, SIGUSR2));
+  signal(SIGINT, SIG_IGN);
+  sigaction(SIGINT, NULL, &old);
+  printf("ignored: %d\n", old.sa_handler == SIG_IGN);
+  raise(SIGINT);
+  printf("survived an ignored SIGINT\n");
+  sighandler_t prev = signal(SIGINT, SIG_DFL);
+  printf("signal() returned SIG_IGN: %d\n", prev == SIG_IGN);
+  return 0;
+}
+
+static int fsize(const char* out) {
+  struct rlimit rl = {4096, 4096};
+  if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 2;
+  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  char b[1000];
+  memset(b, 'x', sizeof b);
+  ssize_t n = write(fd, b, sizeof b);
+  busy_io();
+  busy_io();
+  close(fd);
+  printf("wrote %zd\n", n);
+  return 7;
+}
+
+static int offsets(const char* out) {
+  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  char b[500];
+  memset(b, 'a', sizeof b);
+  if (write(fd, b, 500) != 500) return 2;
+  close(fd);
+  int ap = open(out, O_WRONLY | O_APPEND);
+  if (write(ap, "1234567", 7) != 7 || write(ap, "abc", 3) != 3) return 2;  // at 500, 507
+  int rw = open(out, O_RDWR);
+  int d = dup(rw);
+  if (write(rw, "xyzw", 4) != 4 || write(d, "12", 2) != 2) return 2;  // at 0, 4
+  pid_t child = fork();
+  if (child == 0) {
+    if (write(rw, "c", 1) != 1) _exit(2);  // at 6
+    _exit(0);
+  }
+  waitpid(child, NULL, 0);
+  if (write(rw, "p", 1) != 1) return 2;  // at 7
+  close(d);
+  close(rw);
+  close(ap);
+  printf("offsets done\n");
+  return 0;
+}
+
+static int longpath(const char* dir) {
+  if (chdir(dir) != 0) return 2;
+  char name[201];
+  memset(name, 'd', 200);
+  name[200] = '\0';
+  for (int i = 0; i < 22; ++i) {  // 22 x 201 bytes: deeper than PATH_MAX
+    if (mkdir(name, 0755) != 0 && errno != EEXIST) return 2;
+    if (chdir(name) != 0) return 2;
+  }
+  int fd = open("f", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || write(fd, "x", 1) != 1) return 2;
+  close(fd);
+  for (int i = 0; i < 20; ++i) {
+    fd = open("f", O_RDONLY);
+    char b;
+    if (fd < 0 || read(fd, &b, 1) != 1) return 2;
+    close(fd);
+  }
+  printf("long path opened 21 times\n");
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (argc < 2) return 2;
+  const char* mode = argv[1];
+  const char* out = argc > 2 ? argv[2] : "/dev/null";
+  if (!strcmp(mode, "closeall")) return closeall(out, 0);
+  if (!strcmp(mode, "rawclose")) return closeall(out, 1);
+  if (!strcmp(mode, "dup2onto")) return dup2onto(out);
+  if (!strcmp(mode, "fdlimit")) return fdlimit();
+  if (!strcmp(mode, "eintr")) return eintr();
+  if (!strcmp(mode, "resethand")) return resethand();
+  if (!strcmp(mode, "oldaction")) return oldaction();
+  if (!strcmp(mode, "fsize")) return fsize(out);
+  if (!strcmp(mode, "offsets")) return offsets(out);
+  if (!strcmp(mode, "longpath")) return longpath(out);
+  return 2;
+}

@@ -1,0 +1,226 @@
+// The traced program never notices strata: the same program run with and
+// without `strata run` prints the same, writes byte-identical files and ends
+// the same way, whatever it does to its descriptors, signals, limits and
+// credentials; and what it did is in the trace.
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+using namespace core_test;
+
+namespace {
+
+const std::string kHostile = HOSTILE_BIN;
+// A flush every 20 ms: the writer writes while the program closes, dups and
+// reopens descriptors.
+const std::vector<std::string> kFastFlush = {"--flush-interval", "20"};
+
+struct Outcome {
+  RunResult run;
+  std::string file;  // the program's output file
+};
+
+// Runs `hostile MODE OUT` plain and under strata; OUT is a fresh file per run.
+struct Compared {
+  Outcome plain, traced;
+  std::string trace;
+};
+
+Compared run_both(const TempDir& tmp, const std::string& mode) {
+  Compared c;
+  c.trace = tmp.sub("trace-" + mode);
+  std::string out0 = tmp.sub(mode + "-plain.out"), out1 = tmp.sub(mode + "-traced.out");
+  c.plain.run = run({kHostile, mode, out0});
+  c.traced.run = strata_run(c.trace, {kHostile, mode, out1}, kFastFlush);
+  c.plain.file = fs::exists(out0) ? read_text(out0) : "";
+  c.traced.file = fs::exists(out1) ? read_text(out1) : "";
+  return c;
+}
+
+void expect_same(const Compared& c) {
+  EXPECT_EQ(c.plain.run.code, c.traced.run.code) << c.traced.run.err;
+  EXPECT_EQ(c.plain.run.out, c.traced.run.out);
+  EXPECT_EQ(c.plain.file, c.traced.file);
+}
+
+
+class DescriptorSafety : public ::testing::TestWithParam<std::string> {};
+
+// close loops, close_range, closefrom, raw close system calls and dup2/dup3
+// onto every low number: the program's file holds exactly what it wrote, the
+// first open returns 3 as without strata, and the trace holds the write.
+TEST_P(DescriptorSafety, ProgramFilesAndTraceIntact) {
+  TempDir tmp;
+  Compared c = run_both(tmp, GetParam());
+  ASSERT_EQ(c.plain.run.code, 0) << c.plain.run.err;
+  expect_same(c);
+  EXPECT_NE(c.traced.file.find("\n"), std::string::npos);
+  EXPECT_EQ(c.traced.file.find("STBK"), std::string::npos);
+  auto events = cat_trace(c.trace);
+  Info info = info_trace(c.trace);
+  EXPECT_EQ(info.dropped, 0);
+  // 400 open/read/close rounds of busy_io before and after the write, at least.
+  EXPECT_GE(count_if(events, [](const Event& e) { return e.name == "open" && e.path == "/etc/hostname"; }), 400);
+  const std::string out = GetParam() + "-traced.out";
+  auto writes = select(events, [&](const Event& e) { return e.name == "write" && e.path.ends_with(out); });
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].ret, static_cast<int64_t>(c.traced.file.size()));
+  EXPECT_EQ(writes[0].offset, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DescriptorSafety, ::testing::Values("closeall", "rawclose", "dup2onto"));
+
+TEST(Safety, DescriptorLimitIsTheProgramsAlone) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "fdlimit");
+  expect_same(c);
+  int opened = -1, err = -1;
+  ASSERT_EQ(std::sscanf(c.traced.run.out.c_str(), "opened %d, then errno %d", &opened, &err), 2) << c.traced.run.out;
+  EXPECT_EQ(err, EMFILE);
+  EXPECT_GE(opened, 50);  // 64 less what the test runner left open
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "open" && e.ret >= 0; }), opened);
+  EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "open" && e.ret < 0 && e.err == EMFILE; }), 1);
+}
+
+TEST(Safety, SignalHandlerWithoutRestartGetsEintr) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "eintr");
+  expect_same(c);
+  EXPECT_NE(c.traced.run.out.find("read returned -1 errno Interrupted system call handled 1"), std::string::npos)
+      << c.traced.run.out;
+}
+
+TEST(Safety, ResetHandRunsTheHandlerOnce) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "resethand");
+  expect_same(c);
+  EXPECT_EQ(c.traced.run.code, 128 + SIGTERM);
+  EXPECT_EQ(c.traced.run.out, "handled 1\n");
+}
+
+TEST(Safety, SigactionReportsWhatTheProgramInstalled) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "oldaction");
+  expect_same(c);
+  EXPECT_NE(c.traced.run.out.find("survived an ignored SIGINT"), std::string::npos) << c.traced.run.out;
+}
+
+// An ignored SIGTERM is kept across exec: `sleep` must not die of it.
+TEST(Safety, IgnoredSignalSurvivesExec) {
+  TempDir tmp;
+  Child child = start({kStrata, "run", "-q", "-o", tmp.sub("t"), "--", "/bin/sh", "-c",
+                       "trap '' TERM; exec /bin/sleep 1.5"});
+  // The sleep is the shell exec'd in place: its pid is the shell's, a child of strata.
+  std::string children_file = "/proc/" + std::to_string(child.pid) + "/task/" + std::to_string(child.pid) + "/children";
+  pid_t sleeper = 0;
+  ASSERT_TRUE(wait_for([&] {
+    std::string text = fs::exists(children_file) ? read_text(children_file) : "";
+    sleeper = text.empty() ? 0 : std::stoi(text);
+    if (sleeper <= 0) return false;
+    std::string comm = read_text("/proc/" + std::to_string(sleeper) + "/comm");
+    return comm == "sleep\n";
+  }, 10));
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(sleeper, SIGTERM), 0);
+  RunResult r = finish(child, 30);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_GT(s, 0.5);  // sleep ran to its end (1.5 s after its start)
+}
+
+// RLIMIT_FSIZE below the trace's size: the program exits 7 as without strata
+// instead of dying of SIGXFSZ raised by strata's own writes.
+TEST(Safety, FileSizeLimitNeverKillsTheProgram) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "fsize");
+  expect_same(c);
+  EXPECT_EQ(c.traced.run.code, 7);
+  EXPECT_EQ(c.traced.file, std::string(1000, 'x'));
+}
+
+// O_APPEND, dup and fork share one offset: the trace records the real one.
+TEST(Safety, SharedAndAppendOffsetsAreReal) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "offsets");
+  expect_same(c);
+  ASSERT_EQ(c.traced.run.code, 0);
+  auto events = cat_trace(c.trace);
+  std::vector<std::pair<int64_t, int64_t>> writes;  // (offset, size)
+  for (auto& e : events)
+    if (e.name == "write" && e.path.ends_with("offsets-traced.out")) writes.emplace_back(e.offset, e.size);
+  std::sort(writes.begin(), writes.end());
+  std::vector<std::pair<int64_t, int64_t>> expected = {{0, 4}, {0, 500}, {4, 2}, {6, 1}, {7, 1}, {500, 7}, {507, 3}};
+  EXPECT_EQ(writes, expected);
+}
+
+// A path longer than PATH_MAX cannot be recorded: its calls count as drops.
+TEST(Safety, UnrecordablePathsCountAsDrops) {
+  TempDir tmp;
+  std::string dir = tmp.mkdir("deep");
+  RunResult r = strata_run(tmp.sub("t"), {kHostile, "longpath", dir});
+  ASSERT_EQ(r.code, 0) << r.err;
+  Info info = info_trace(tmp.sub("t"));
+  EXPECT_GE(info.dropped, 42);  // 21 opens, 20 reads, 1 write at least
+  auto events = cat_trace(tmp.sub("t"));
+  EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "open"; }), 0);
+}
+
+// setpriv keeps capabilities across setresuid only in its own thread
+// (prctl/capset are per thread) and then calls setgroups, which glibc runs on
+// every thread and aborts if they disagree.
+TEST(Safety, CredentialChangesKeepThreadsInAgreement) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to change credentials";
+  if (!fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "no setpriv";
+  TempDir tmp;
+  RunResult plain = run({"/usr/bin/setpriv", "--reuid", "65534", "--clear-groups", "/bin/true"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  chmod(tmp.path().c_str(), 0777);  // the exec'd /bin/true (uid 65534) writes its trace too
+  RunResult traced = strata_run(tmp.sub("t"), {"/usr/bin/setpriv", "--reuid", "65534", "--clear-groups", "/bin/true"});
+  EXPECT_EQ(traced.code, 0) << traced.err;
+  EXPECT_EQ(traced.signal, 0);
+}
+
+// multiprocessing.Pool.terminate() SIGTERMs its workers: what they read
+// before is in the trace, for each start method.
+TEST(Safety, PoolTerminateKeepsWorkerEvents) {
+  TempDir tmp;
+  std::string data = tmp.mkdir("data");
+  for (int i = 0; i < 40; ++i) write_text(data + "/f" + std::to_string(i), std::string(100 + i, 'a'));
+  for (int round = 0; round < 2; ++round) {
+    std::string trace = tmp.sub("t" + std::to_string(round));
+    RunResult r = strata_run(trace, {PYTHON3, POOL_SCRIPT, data}, {}, 120);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "fork 4780\nforkserver 4780\nspawn 4780\n");
+    auto events = cat_trace(trace);
+    EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "open64" && under(e.path, data); }), 120)
+        << "round " << round;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// A process that changed to a user who cannot write the trace directory
+// loses its events, and `strata info` says which process and how many.
+TEST(Safety, ProcessThatCannotCreateItsTraceIsReported) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to change user";
+  if (!fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "no setpriv";
+  TempDir tmp;
+  chmod(tmp.path().c_str(), 0755);  // as a user's directory: others may enter, not write
+  std::string trace = tmp.sub("t");
+  RunResult r = strata_run(trace, {"/usr/bin/setpriv", "--reuid", "65534", "--clear-groups", "/bin/cat", "/etc/hostname"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, read_text("/etc/hostname"));
+  RunResult info = run({kStrata, "info", trace});
+  EXPECT_NE(info.out.find("(/usr/bin/cat) could not create its trace file (Permission denied)"), std::string::npos)
+      << info.out;
+  EXPECT_GE(info_trace(trace).dropped, 3);  // cat's open, read and close of /etc/hostname at least
+}
+
+}  // namespace

@@ -44,6 +44,14 @@ class FileBuilder {
     rec.mode = "trace";
     fmtf::encode_process(rec, p);
     block(fmtf::BlockType::kProcess, 0, p.bytes(), false);
+    // Readers require every id an event uses to be defined by an earlier
+    // DICT block: strings 1..200, names 1..32, contexts 1..8 cover the tests.
+    fmtf::ByteSink d;
+    uint32_t count = 0;
+    for (uint32_t id = 1; id <= 200; ++id, ++count) fmtf::dict_string(d, id, "s" + std::to_string(id));
+    for (uint32_t id = 1; id <= 32; ++id, ++count) fmtf::dict_name(d, id, id, 1, 0, fmtf::EventKind::kComplete);
+    for (uint32_t id = 1; id <= 8; ++id, ++count) fmtf::dict_context(d, id, nullptr, 0);
+    block(fmtf::BlockType::kDict, count, d.bytes(), false);
   }
   // A block framed by BlockFramer (valid checksums; codec as the framer picks).
   void block(fmtf::BlockType type, uint32_t count, const std::vector<uint8_t>& payload, bool compress,
@@ -367,7 +375,7 @@ std::string packed_column_error(const std::vector<uint8_t>& column, uint32_t cou
   FileBuilder fb;
   fb.block(fmtf::BlockType::kEvents, count, ts_only_payload(column, fmtf::ColumnEncoding::kPacked), false);
   TempDir tmp;
-  return error_of(fb.write(tmp), 2);  // block 1 is the PROCESS block
+  return error_of(fb.write(tmp), 3);  // block 1 is the PROCESS block, 2 the DICT
 }
 
 TEST(Packed, HandWrittenColumnReads) {
@@ -408,14 +416,16 @@ TEST(Packed, MalformedColumnsNameFileBlockAndColumn) {
       {"exception indices decreasing", {1, 0, 2, 0, 2, 1, 0, 1}, 3, "exception index"},
       {"nexc > k", {1, 0, 4, 0, 0, 1, 1, 1, 2, 1, 2, 1}, 3, "more exceptions than values"},
       {"truncated packed bytes", truncated, 128, "past the column"},
-      {"truncated frame header", {3}, 3, "truncated"},
-      {"truncated base varint", {3, 0x80}, 3, "truncated"},
+      // Caught by the reader's bound (a column's bytes must be able to hold
+      // the block's event count) before the frame is decoded.
+      {"truncated frame header", {3}, 3, "too few to hold them"},
+      {"truncated base varint", {3, 0x80}, 3, "too few to hold them"},
       {"truncated exception", {1, 0, 1, 0, 2}, 3, "truncated exception"},
       {"truncated exception varint", {1, 0, 1, 0, 2, 0x80}, 3, "truncated exception"},
       {"exceptions with w = 64", {64, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0, 1}, 1, "64-bit frame"},
       {"exception over 64 bits", {60, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0, 16}, 1, "over 64 bits"},
       {"bytes after the last frame", {0, 0, 0, 0}, 3, "left after"},
-      {"too few frames", {0, 0, 0}, 200, "truncated"},
+      {"too few frames", {0, 0, 0}, 200, "too few to hold them"},
       {"second frame bad", two_frames, 129, "frame 1"},
   };
   for (const Case& c : cases) {
@@ -462,7 +472,7 @@ TEST(Packed, DamagedPayloadsWithValidChecksumsNeverCrash) {
     } catch (const FormatError& e) {
       ++errors;
       EXPECT_EQ(e.file(), path);
-      EXPECT_EQ(e.block(), 2) << e.what();
+      EXPECT_EQ(e.block(), 3) << e.what();
     }
   }
   EXPECT_GT(errors, 100);
@@ -472,7 +482,7 @@ TEST(Packed, UnknownColumnEncodingIsAnError) {
   FileBuilder fb;
   fb.block(fmtf::BlockType::kEvents, 1, ts_only_payload({0}, static_cast<fmtf::ColumnEncoding>(3)), false);
   TempDir tmp;
-  std::string msg = error_of(fb.write(tmp), 2);
+  std::string msg = error_of(fb.write(tmp), 3);
   EXPECT_NE(msg.find("unknown column encoding 3"), std::string::npos) << msg;
 }
 
@@ -500,7 +510,7 @@ std::string prefix_error(const std::vector<uint8_t>& stored, uint32_t raw_size, 
   FileBuilder fb;
   fb.raw_block(fmtf::BlockType::kEvents, fmtf::Codec::kZstdPrefix, count, stored, raw_size);
   TempDir tmp;
-  return error_of(fb.write(tmp), 2);
+  return error_of(fb.write(tmp), 3);
 }
 
 TEST(Packed, MalformedZstdPrefixPayloads) {

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 
+static int (*p_enabled)(void);
 static uint64_t (*p_now)(void);
 static void (*p_complete)(const char*, const char*, uint64_t, uint64_t);
 static void (*p_complete_io)(const char*, const char*, uint64_t, uint64_t, const char*, int64_t, int64_t);
@@ -33,6 +34,12 @@ static const char* as_str(PyObject* o) {  /* bytes -> char*, None -> NULL */
   if (PyBytes_Check(o)) return PyBytes_AS_STRING(o);
   PyErr_SetString(PyExc_TypeError, "expected bytes or None");
   return NULL;
+}
+
+static PyObject* f_enabled(PyObject* self, PyObject* const* args, Py_ssize_t n) {
+  (void)self; (void)args;
+  if (need_args("enabled", n, 0)) return NULL;
+  return PyBool_FromLong(p_enabled());
 }
 
 static PyObject* f_now(PyObject* self, PyObject* const* args, Py_ssize_t n) {
@@ -128,6 +135,7 @@ static PyObject* f_tag_restore(PyObject* self, PyObject* const* a, Py_ssize_t n)
 }
 
 static PyMethodDef methods[] = {
+    {"enabled", (PyCFunction)(void (*)(void))f_enabled, METH_FASTCALL, "strata_enabled() -> bool"},
     {"now", (PyCFunction)(void (*)(void))f_now, METH_FASTCALL, "strata_now()"},
     {"complete", (PyCFunction)(void (*)(void))f_complete, METH_FASTCALL,
      "complete(name: bytes, cat: bytes, start_ns, dur_ns)"},
@@ -155,6 +163,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fast",
   } while (0)
 
 PyMODINIT_FUNC PyInit__fast(void) {
+  LOOKUP(p_enabled, "strata_enabled");
   LOOKUP(p_now, "strata_now");
   LOOKUP(p_complete, "strata_complete");
   LOOKUP(p_complete_io, "strata_complete_io");

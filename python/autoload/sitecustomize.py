@@ -10,7 +10,6 @@
 
 def _strata_chain_next_sitecustomize():
     import importlib.machinery
-    import importlib.util
     import os
     import sys
 
@@ -26,7 +25,11 @@ def _strata_chain_next_sitecustomize():
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None or spec.origin == __file__:
         return
-    module = importlib.util.module_from_spec(spec)
+    try:  # importlib.util would import contextlib, collections... at every start
+        from importlib._bootstrap import module_from_spec
+    except ImportError:  # pragma: no cover
+        from importlib.util import module_from_spec
+    module = module_from_spec(spec)
     # The chained module sees itself as "sitecustomize", like it would have.
     sys.modules["sitecustomize"] = module
     try:

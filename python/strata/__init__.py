@@ -13,10 +13,16 @@ events into the trace. Without it every call is a cheap no-op: `trace` returns
 the function unchanged, `iterate` returns the iterable unchanged, `region` and
 `tag` do nothing.
 """
-import functools
 import time
 
 from . import _capi
+
+
+def _wraps(fn):
+    # functools (with collections) is imported on first use, not at start-up
+    # of every traced Python process.
+    import functools
+    return functools.wraps(fn)
 
 __all__ = [
     "enabled", "now", "region", "trace", "iterate", "tag", "instant", "counter",
@@ -25,7 +31,6 @@ __all__ = [
 __version__ = "0.1.0"
 
 ENABLED = _capi.ENABLED
-_lib = _capi.lib
 
 _bcache = {}
 
@@ -86,28 +91,28 @@ def complete(name, cat="app", start_ns=0, dur_ns=0, path=None, size=-1, ret=-1):
 
 def instant(name, cat="app"):
     if ENABLED:
-        _lib.strata_instant(_b(name), _b(cat))
+        _capi.lib.strata_instant(_b(name), _b(cat))
 
 
 def counter(name, value):
     if ENABLED:
-        _lib.strata_counter(_b(name), int(value))
+        _capi.lib.strata_counter(_b(name), int(value))
 
 
 def set_metadata(key, value):
     if ENABLED:
-        _lib.strata_set_metadata(_b(key), str(value).encode("utf-8", "surrogateescape"))
+        _capi.lib.strata_set_metadata(_b(key), str(value).encode("utf-8", "surrogateescape"))
 
 
 def thread_name(name):
     if ENABLED:
-        _lib.strata_thread_name(str(name).encode("utf-8", "surrogateescape"))
+        _capi.lib.strata_thread_name(str(name).encode("utf-8", "surrogateescape"))
 
 
 def flush():
     """Writes every buffered event of this process to disk now."""
     if ENABLED:
-        _lib.strata_flush()
+        _capi.lib.strata_flush()
 
 
 def _set_tags(kv):
@@ -186,7 +191,7 @@ class region:
 
 
 def _wrap_function(fn, nb, cb):
-    @functools.wraps(fn)
+    @_wraps(fn)
     def wrapper(*args, **kwargs):
         t0 = _now()
         try:
@@ -197,7 +202,7 @@ def _wrap_function(fn, nb, cb):
 
 
 def _wrap_coroutine(fn, nb, cb):
-    @functools.wraps(fn)
+    @_wraps(fn)
     async def wrapper(*args, **kwargs):
         t0 = _now()
         try:
@@ -210,7 +215,7 @@ def _wrap_coroutine(fn, nb, cb):
 def _wrap_generator(fn, nb, cb):
     # One event per resumption of the generator (the time it spends producing
     # each item, not the consumer's time); send() and throw() are forwarded.
-    @functools.wraps(fn)
+    @_wraps(fn)
     def wrapper(*args, **kwargs):
         gen = fn(*args, **kwargs)
         to_send, to_throw = None, None
@@ -241,7 +246,7 @@ def _wrap_generator(fn, nb, cb):
 
 def _wrap_async_generator(fn, nb, cb):
     # One event per resumption, as for generators; asend() values forwarded.
-    @functools.wraps(fn)
+    @_wraps(fn)
     async def wrapper(*args, **kwargs):
         agen = fn(*args, **kwargs)
         to_send = None

@@ -13,12 +13,18 @@ Environment switches (all read once at start-up):
                        nn.Module call at every depth, not only the top level
   STRATA_PY_DEBUG=1    print patching errors on stderr
 """
-import functools
 import os
 import sys
-import threading
+from _thread import _local as _thread_local
 
 from . import _capi
+
+
+def _wraps(fn):
+    # functools (with collections) is imported on first use, not at start-up
+    # of every traced Python process.
+    import functools
+    return functools.wraps(fn)
 
 _installed = False
 _DEEP = os.environ.get("STRATA_PY_DEEP", "0") == "1"
@@ -129,7 +135,7 @@ def _watch(name, patcher):
 # --------------------------------------------------------------------------
 # torch
 
-_tl = threading.local()       # per-thread depth of traced calls
+_tl = _thread_local()       # per-thread depth of traced calls
 _epochs = {}                  # id(dataset) -> epochs started (main process)
 _loaders = []                 # id(dataset) of each loader in order of first iteration
 _current_epoch = [0]          # epoch of the pass being started (main process)
@@ -213,7 +219,7 @@ def _timed(fn, name, cat):
     if fn is None:
         return None
 
-    @functools.wraps(fn)
+    @_wraps(fn)
     def wrapper(*args, **kwargs):
         t0 = _now()
         try:
@@ -247,7 +253,7 @@ def _patch_dataloader(torch):
     DataLoader = dl.DataLoader
     orig_iter = DataLoader.__iter__
 
-    @functools.wraps(orig_iter)
+    @_wraps(orig_iter)
     def __iter__(self):
         # The first loader iterated (the training loader, in the usual loop)
         # counts epochs; passes over the others (validation, a final
@@ -288,7 +294,7 @@ def _patch_dataloader(torch):
     Base = dl._BaseDataLoaderIter
     orig_next = Base.__next__
 
-    @functools.wraps(orig_next)
+    @_wraps(orig_next)
     def __next__(self):
         _tag_set_int(K_STEP, self._num_yielded)
         t0 = _now()
@@ -320,7 +326,7 @@ def _patch_dataloader(torch):
         # the pass's epoch to the worker (an extra attribute; it pickles along).
         orig_resume_init = resume_cls.__init__
 
-        @functools.wraps(orig_resume_init)
+        @_wraps(orig_resume_init)
         def _resume_init(self, *a, **k):
             orig_resume_init(self, *a, **k)
             try:  # a frozen dataclass in torch: set it the way dataclasses do
@@ -330,7 +336,7 @@ def _patch_dataloader(torch):
 
         resume_cls.__init__ = _resume_init
 
-    @functools.wraps(orig_loop)
+    @_wraps(orig_loop)
     def _worker_loop(*args, **kwargs):
         try:
             ba = sig.bind(*args, **kwargs)
@@ -363,7 +369,7 @@ def _patch_dataloader(torch):
     Fetcher = ft._BaseDatasetFetcher
     orig_finit = Fetcher.__init__
 
-    @functools.wraps(orig_finit)
+    @_wraps(orig_finit)
     def fetcher_init(self, dataset, auto_collation, collate_fn, drop_last, *args, **kwargs):
         if collate_fn is not None and not getattr(collate_fn, "_strata_timed", False):
             collate_fn = _timed(collate_fn, b"dataloader.collate", CAT_LOADER)
@@ -375,7 +381,7 @@ def _patch_dataloader(torch):
         MapFetcher = ft._MapDatasetFetcher
         orig_fetch = MapFetcher.fetch
 
-        @functools.wraps(orig_fetch)
+        @_wraps(orig_fetch)
         def fetch(self, possibly_batched_index):
             ds = self.dataset
             if self.auto_collation:
@@ -403,7 +409,7 @@ def _patch_compute(torch):
     orig_call = Module.__call__
 
     if _DEEP:
-        @functools.wraps(orig_call)
+        @_wraps(orig_call)
         def __call__(self, *args, **kwargs):
             t0 = _now()
             try:
@@ -411,7 +417,7 @@ def _patch_compute(torch):
             finally:
                 _complete(_cls_name(type(self), "forward"), CAT_COMPUTE, t0, _now() - t0)
     else:
-        @functools.wraps(orig_call)
+        @_wraps(orig_call)
         def __call__(self, *args, **kwargs):
             tl = _tl
             if getattr(tl, "module_depth", 0):
@@ -429,7 +435,7 @@ def _patch_compute(torch):
     Tensor = torch.Tensor
     orig_backward = Tensor.backward
 
-    @functools.wraps(orig_backward)
+    @_wraps(orig_backward)
     def backward(self, *args, **kwargs):
         t0 = _now()
         try:
@@ -448,7 +454,7 @@ def _patch_compute(torch):
         step = cls.step
         name = _cls_name(cls, "step")
 
-        @functools.wraps(step)
+        @_wraps(step)
         def step_wrapper(self, *args, **kwargs):
             tl = _tl
             if getattr(tl, "in_step", 0):
@@ -464,7 +470,7 @@ def _patch_compute(torch):
         cls.step = step_wrapper
         cls._strata_step_wrapped = True
 
-    @functools.wraps(orig_oinit)
+    @_wraps(orig_oinit)
     def opt_init(self, *args, **kwargs):
         orig_oinit(self, *args, **kwargs)
         try:
@@ -479,7 +485,7 @@ def _patch_serialization(torch):
     ser = torch.serialization
     orig_save, orig_load = ser.save, ser.load
 
-    @functools.wraps(orig_save)
+    @_wraps(orig_save)
     def save(obj, f, *args, **kwargs):
         pos0 = None
         if not _is_pathlike(f):
@@ -503,7 +509,7 @@ def _patch_serialization(torch):
                     n = -1
             _complete_io(b"torch.save", CAT_CKPT, t0, t1 - t0, _pathb(f), n, n if ok else -1)
 
-    @functools.wraps(orig_load)
+    @_wraps(orig_load)
     def load(f, *args, **kwargs):
         n = -1
         pos0 = None
@@ -547,7 +553,7 @@ def _patch_torch(torch):
 # numpy, Pillow, h5py: application-level I/O events naming the file.
 
 def _io_wrapper(orig, name, cat, result_bytes):
-    @functools.wraps(orig)
+    @_wraps(orig)
     def wrapper(file, *args, **kwargs):
         t0 = _now()
         ok = False
@@ -585,7 +591,7 @@ def _patch_pil_imagefile(ImageFile):
     IF = ImageFile.ImageFile
     orig_load = IF.load
 
-    @functools.wraps(orig_load)
+    @_wraps(orig_load)
     def load(self):
         if not getattr(self, "tile", None):  # already decoded: no I/O
             return orig_load(self)
@@ -618,7 +624,7 @@ def _patch_h5py(h5py):
     File = h5py.File
     orig_init = File.__init__
 
-    @functools.wraps(orig_init)
+    @_wraps(orig_init)
     def file_init(self, name, *args, **kwargs):
         t0 = _now()
         try:
@@ -632,7 +638,7 @@ def _patch_h5py(h5py):
     Dataset = h5py.Dataset
     orig_getitem = Dataset.__getitem__
 
-    @functools.wraps(orig_getitem)
+    @_wraps(orig_getitem)
     def getitem(self, args, *rest, **kwargs):
         t0 = _now()
         r = orig_getitem(self, args, *rest, **kwargs)

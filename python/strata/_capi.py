@@ -1,21 +1,40 @@
-"""ctypes binding of the strata C API (include/strata/strata.h).
+"""Bindings of the strata C API (include/strata/strata.h).
 
 The runtime (libstrata.so) is normally already in the process: `strata run`
-preloads it. We look its symbols up in the global namespace (dlopen(NULL)); we
-never load it ourselves unless STRATA_PY_LIB names it explicitly. When the
-symbols are absent, or the runtime says it is not recording, ENABLED is False
-and every wrapper in strata becomes a cheap no-op.
+preloads it. The hot calls go through the native module strata._fast, which
+looks the symbols up in the process; the other calls through ctypes, bound on
+first use (`lib`), since importing ctypes costs every traced Python process
+a few milliseconds at start-up. Without _fast, ctypes serves everything. We
+never load the runtime ourselves unless STRATA_PY_LIB names it explicitly.
+When the symbols are absent, or the runtime says it is not recording, ENABLED
+is False and every wrapper in strata becomes a cheap no-op.
 """
-import ctypes
-import glob
 import os
+import sys
 
 ENABLED = False
-lib = None
 fast = None   # strata._fast (hot calls without ctypes) when found
+_lib = None
+
+
+def __getattr__(name):
+    # `_capi.lib`: the ctypes bindings, made on first use.
+    if name == "lib":
+        return _ctypes_lib()
+    raise AttributeError(name)
+
+
+def _ctypes_lib():
+    global _lib
+    if _lib is None:
+        import ctypes
+        explicit = os.environ.get("STRATA_PY_LIB")
+        _lib = _bind(ctypes.CDLL(explicit) if explicit else ctypes.CDLL(None))
+    return _lib
 
 
 def _bind(handle):
+    import ctypes
     c = ctypes
     sig = {
         "strata_enabled": (c.c_int, []),
@@ -45,20 +64,54 @@ def _bind(handle):
 
 
 def _load():
-    global ENABLED, lib
+    global ENABLED, fast
     if os.environ.get("STRATA_PY_DISABLE") == "1":
         return
+    if os.environ.get("STRATA_PY_FAST", "1") != "0" and not os.environ.get("STRATA_PY_LIB"):
+        try:
+            fast = _load_fast()
+        except ImportError:
+            fast = None
+        if fast is not None:
+            ENABLED = bool(fast.enabled())
+            if not ENABLED:
+                fast = None
+            return
     try:
-        explicit = os.environ.get("STRATA_PY_LIB")
-        handle = ctypes.CDLL(explicit) if explicit else ctypes.CDLL(None)
-        handle = _bind(handle)
+        handle = _ctypes_lib()
     except (OSError, AttributeError):
         return
-    lib = handle
     try:
         ENABLED = bool(handle.strata_enabled())
     except Exception:  # pragma: no cover - defensive
         ENABLED = False
+
+
+def _load_fast():
+    """strata._fast from $STRATA_PY_NATIVE (set by `strata run`) or beside
+    the package, found without globbing; else from native_dirs()."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for d in (os.environ.get("STRATA_PY_NATIVE"), here):
+        if not d:
+            continue
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for n in sorted(names):
+            if n.startswith("_fast.") and n.endswith(".so"):
+                return _exec_extension("strata._fast", os.path.join(d, n))
+    return load_extension("_fast")
+
+
+def _exec_extension(full, so):
+    import importlib.machinery
+    loader = importlib.machinery.ExtensionFileLoader(full, so)
+    spec = importlib.machinery.ModuleSpec(full, loader, origin=so)
+    mod = loader.create_module(spec)
+    loader.exec_module(mod)
+    sys.modules[full] = mod
+    return mod
 
 
 def runtime_lib_dir():
@@ -85,6 +138,7 @@ def native_dirs():
     libdir = runtime_lib_dir()
     if libdir:
         out.append(os.path.normpath(os.path.join(libdir, os.pardir, "python", "strata")))
+    import glob
     repo = os.path.dirname(os.path.dirname(here))
     builds = glob.glob(os.path.join(repo, "build*", "python", "strata"))
     builds.sort(key=os.path.getmtime, reverse=True)
@@ -94,29 +148,17 @@ def native_dirs():
 
 def load_extension(name):
     """Imports strata.<name> from the first of native_dirs() holding it."""
-    import importlib.machinery
-    import importlib.util
-    import sys
+    import glob
     full = "strata." + name
     if full in sys.modules:
         return sys.modules[full]
     for d in native_dirs():
         for so in sorted(glob.glob(os.path.join(d, name + ".*.so")) + glob.glob(os.path.join(d, name + ".so"))):
-            loader = importlib.machinery.ExtensionFileLoader(full, so)
-            spec = importlib.util.spec_from_file_location(full, so, loader=loader)
-            mod = importlib.util.module_from_spec(spec)
-            loader.exec_module(mod)
-            sys.modules[full] = mod
-            return mod
+            return _exec_extension(full, so)
     return None
 
 
 _load()
-if ENABLED and os.environ.get("STRATA_PY_FAST", "1") != "0":
-    try:
-        fast = load_extension("_fast")
-    except ImportError:
-        fast = None
 
 
 def hot_calls():
@@ -129,6 +171,7 @@ def hot_calls():
         return types.SimpleNamespace(now=f.now, complete=f.complete, complete_io=f.complete_io,
                                      tag_save=f.tag_save, tag_restore=f.tag_restore, tag_set_int=f.tag_set_int,
                                      tag_set_str=f.tag_set_str, tag_unset=f.tag_unset)
+    lib = _ctypes_lib()
     return types.SimpleNamespace(now=lib.strata_now, complete=lib.strata_complete,
                                  complete_io=lib.strata_complete_io, tag_save=lib.strata_tag_save,
                                  tag_restore=lib.strata_tag_restore, tag_set_int=lib.strata_tag_set_int,

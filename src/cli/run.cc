@@ -217,6 +217,10 @@ void set_environment(const RunOptions& o, const std::string& dir) {
     std::string entries = py + "/autoload:" + py;
     setenv("PYTHONPATH", (pp && *pp ? entries + ":" + pp : entries).c_str(), 1);
     setenv("STRATA_PYTHONPATH", py.c_str(), 1);
+    // The native modules built beside this strata: found without a search.
+    std::error_code nec;
+    if (std::string native = self_dir() + "/../python/strata"; fs::is_directory(native, nec) && !getenv("STRATA_PY_NATIVE"))
+      setenv("STRATA_PY_NATIVE", fs::canonical(native, nec).c_str(), 1);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "importer/detect.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,22 @@ const char* kReads = "strata reads strata traces (a directory or .strata file) a
 }  // namespace
 
 bool looks_like_pfw(const std::string& path) { return ends_with(path, ".pfw") || ends_with(path, ".pfw.gz"); }
+
+std::vector<std::string> dftracer_files(const std::string& path) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    for (auto& de : fs::directory_iterator(path, ec))
+      if (de.is_regular_file() && looks_like_pfw(de.path().string())) out.push_back(de.path().string());
+    std::sort(out.begin(), out.end());
+    if (out.empty()) throw ImportError(path + ": directory holds no .pfw or .pfw.gz file");
+  } else if (fs::exists(path, ec)) {
+    out.push_back(path);
+  } else {
+    throw ImportError(path + ": no such file or directory");
+  }
+  return out;
+}
 
 Detected detect_input(const std::string& path) {
   Detected d;

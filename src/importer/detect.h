@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace strata::importer {
 
@@ -22,5 +23,9 @@ struct Detected {
 Detected detect_input(const std::string& path);
 
 bool looks_like_pfw(const std::string& path);  // by name: .pfw or .pfw.gz
+
+// The DFTracer files of a path: itself, or a directory's .pfw/.pfw.gz files
+// (sorted). Throws ImportError when there are none.
+std::vector<std::string> dftracer_files(const std::string& path);
 
 }  // namespace strata::importer

@@ -346,6 +346,7 @@ void UnitAgg::event(const IoEvent& e) {
     } else if (f.op == counters::Op::kOpen && ce.module == counters::Module::kPosix && e.has_ret) {
       ce.fd = static_cast<int32_t>(e.ret);
     }
+    if (f.op == counters::Op::kOpen && ce.module == counters::Module::kPosix && e.size > 0) ce.value = e.size;  // mode
     ce.file = e.path ? e.path : counters::kNoFile;
     ce.offset = e.offset;
     if (f.op == counters::Op::kSeek && ce.module == counters::Module::kPosix && e.has_ret) ce.offset = e.ret;
@@ -452,6 +453,8 @@ void UnitAgg::merge_into(Job& job) {
   job.units.push_back(unit_);
   job.events += events_;
   job.warnings.insert(job.warnings.end(), warnings_.begin(), warnings_.end());
+  job.approximate.insert(approximate_.begin(), approximate_.end());
+  approximate_.clear();
   warnings_.clear();
   if (!sizes_known_) job.sizes_known = false;
   auto path_of = [&](uint32_t id) { return resolved_paths_[id]; };

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -132,6 +133,7 @@ struct Job {
   std::map<std::string, TagAgg> by_epoch;  // value of the epoch key
   std::vector<std::string> units;
   std::vector<std::string> warnings;
+  std::set<std::string> approximate;  // figures known only approximately
   bool sizes_known = true;
   uint64_t events = 0;
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
@@ -148,6 +150,7 @@ class UnitAgg : public UnitConsumer {
   void profile(int64_t pid, const std::vector<counters::PosixRecord>& posix,
                const std::vector<counters::StdioRecord>& stdio) override;
   void warning(const std::string& what) override { warnings_.push_back(what); }
+  void approximate(const std::string& figure) override { approximate_.insert(figure); }
   void end() override;
   // Moves the finished unit's results into job (single-threaded merge).
   void merge_into(Job& job);
@@ -172,6 +175,7 @@ class UnitAgg : public UnitConsumer {
   std::vector<TagAgg> by_aggs_, epoch_aggs_;
   std::unordered_map<uint32_t, std::string> resolved_paths_;
   std::vector<FuncInfo> func_infos_;
+  std::set<std::string> approximate_;
   uint64_t events_ = 0;
   std::vector<std::string> warnings_;
   bool ended_ = false;

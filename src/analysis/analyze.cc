@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "analysis/pfw_source.h"
+#include "importer/detect.h"
 #ifdef STRATA_ANALYSIS_HAVE_READER
 #include "analysis/strata_source.h"
 #endif
@@ -50,44 +51,19 @@ int64_t parse_size(const std::string& s) {
 }
 
 static std::unique_ptr<Source> open_source(const std::string& input) {
-  std::error_code ec;
-  if (!fs::exists(input, ec)) throw InputError(input + ": no such file or directory");
-  if (fs::is_directory(input, ec)) {
-    bool pfw = false, strata = false;
-    for (auto& de : fs::directory_iterator(input, ec)) {
-      std::string p = de.path().string();
-      if (looks_like_pfw(p)) pfw = true;
-      if (de.path().extension() == ".strata") strata = true;
-    }
-    if (strata) {
+  importer::Detected d = importer::detect_input(input);
+  switch (d.kind) {
+    case importer::InputKind::kStrata:
 #ifdef STRATA_ANALYSIS_HAVE_READER
       return std::make_unique<StrataSource>(input);
 #else
       throw InputError(input + ": strata traces need the reader library (not built)");
 #endif
-    }
-    if (pfw) return std::make_unique<PfwSource>(input);
-    throw InputError(input + ": directory holds no strata trace file (*.strata) and no DFTracer file (*.pfw, *.pfw.gz)");
+    case importer::InputKind::kDftracer:
+      return std::make_unique<PfwSource>(input);
+    default:
+      throw InputError(d.why);
   }
-  if (fs::file_size(input, ec) == 0) throw InputError(input + ": empty file");
-  FILE* fp = std::fopen(input.c_str(), "rb");
-  if (!fp) throw InputError(input + ": cannot open");
-  unsigned char head[8] = {};
-  size_t n = std::fread(head, 1, 8, fp);
-  std::fclose(fp);
-  if (n == 8 && std::memcmp(head, "STRATA\0\n", 8) == 0) {
-#ifdef STRATA_ANALYSIS_HAVE_READER
-    return std::make_unique<StrataSource>(input);
-#else
-    throw InputError(input + ": strata traces need the reader library (not built)");
-#endif
-  }
-  size_t k = 0;
-  while (k < n && std::isspace(head[k])) ++k;
-  if (looks_like_pfw(input) || (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) ||
-      (k < n && (head[k] == '[' || head[k] == '{')))
-    return std::make_unique<PfwSource>(input);
-  throw InputError(input + ": not a strata trace or a DFTracer trace (unknown file format)");
 }
 
 Job analyze_job(const AnalyzeOptions& opts) {

@@ -94,6 +94,9 @@ class UnitConsumer {
   // A problem worth reporting that does not stop the analysis (e.g. a file
   // cut short by a killed writer, read up to its last complete block).
   virtual void warning(const std::string& /*what*/) {}
+  // A figure (sizes, offsets, quantiles, timeline) that the input knows only
+  // approximately (DFTracer aggregated records: only min/max/sum per field).
+  virtual void approximate(const std::string& /*figure*/) {}
   virtual void end() = 0;
 };
 

@@ -1,18 +1,21 @@
-// DFTracer traces: .pfw (JSON lines in a JSON array) and .pfw.gz, one file or
-// a directory of them. Streams with zlib + simdjson on demand.
+// DFTracer traces (1.x: JSON lines in a JSON array; 2.x: JSON lines) and
+// .pfw.gz, one file or a directory of them, as an analysis Source. Reading is
+// src/importer's (byte stream -> lines -> records); this maps records onto
+// IoEvents, one per call (an aggregated record stands for dft_cnt calls).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "analysis/model.h"
+#include "importer/line_reader.h"
 
 namespace strata::analysis {
 
 // Longest line the importer accepts (a DFTracer event line is < 64 KiB): a
 // longer one is an error naming the file and line; memory stays bounded by it
 // plus one 1 MiB read buffer, whatever the file (or a gzip bomb) holds.
-inline constexpr size_t kMaxPfwLine = size_t{16} << 20;
+inline constexpr size_t kMaxPfwLine = importer::kMaxLine;
 
 // Unescapes a JSON string's content (p just after its opening quote, up to the
 // closing quote, never past end) into out. \udc80..\udcff alone decode to the

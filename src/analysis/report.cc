@@ -188,6 +188,12 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   out << "strata analyze: " << o.input << " (" << job.source_kind << ", " << job.units.size() << " file(s), "
       << job.events << " events)\n";
   for (auto& w : job.warnings) out << "warning: " << w << "\n";
+  if (!job.approximate.empty()) {
+    out << "approximate: ";
+    size_t i = 0;
+    for (auto& f : job.approximate) out << (i++ ? ", " : "") << f;
+    out << " (DFTracer aggregated records: counts and bytes exact, per-call values from min/max/sum)\n";
+  }
   print_dl_summary(job, out);
   out << "\n== Job summary ==\n";
   out << "processes " << job.procs.size() << ", threads " << t.threads << ", hosts " << std::max<size_t>(1, t.hosts.size())
@@ -398,6 +404,11 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
       << ",\n \"events\": " << job.events << ",\n \"sizes_known\": " << (job.sizes_known ? "true" : "false")
       << ",\n \"warnings\": [";
   for (size_t i = 0; i < job.warnings.size(); ++i) out << (i ? "," : "") << json_str(job.warnings[i]);
+  out << "],\n \"approximate\": " << (job.approximate.empty() ? "false" : "true") << ", \"approximate_figures\": [";
+  {
+    size_t i = 0;
+    for (auto& f : job.approximate) out << (i++ ? "," : "") << json_str(f);
+  }
   out << "],\n \"summary\": {\"processes\": " << job.procs.size() << ", \"threads\": " << t.threads
       << ", \"hosts\": " << std::max<size_t>(1, t.hosts.size()) << ", \"ranks\": " << t.ranks.size()
       << ", \"wall_ns\": " << t.wall << ", \"io_ns\": " << t.io << ", \"posix_ns\": " << t.posix

@@ -14,6 +14,7 @@
 #include "cli/live.h"
 #include "convert/convert.h"
 #include "convert/json_out.h"
+#include "importer/detect.h"
 #include "strata/reader.h"
 
 namespace strata::cli {
@@ -209,6 +210,15 @@ void print_text(const std::string& path, const TraceSummary& s) {
   fmt::print("\n");
 }
 
+// The one input detector (src/importer/detect.h): true for a DFTracer trace,
+// false for a strata trace; anything else is an error saying what strata reads.
+bool is_dftracer(const std::string& path) {
+  importer::Detected d = importer::detect_input(path);
+  if (d.kind == importer::InputKind::kDftracer) return true;
+  if (d.kind == importer::InputKind::kStrata) return false;
+  throw std::runtime_error(d.why);
+}
+
 }  // namespace
 
 void add_info(CLI::App& app) {
@@ -218,6 +228,8 @@ void add_info(CLI::App& app) {
   cmd->add_option("trace", *path, "Trace directory or file")->required();
   cmd->add_flag("--json", *json, "One JSON object");
   cmd->callback([path, json] {
+    if (is_dftracer(*path))
+      throw std::runtime_error(*path + ": a DFTracer trace; strata info reads strata traces (use strata cat or strata analyze)");
     TraceSummary s = summarize(*path);
     if (*json) print_json(*path, s);
     else print_text(*path, s);
@@ -229,6 +241,10 @@ void add_cat(CLI::App& app) {
   auto* cmd = app.add_subcommand("cat", "Print every event as one JSON object per line");
   cmd->add_option("trace", *path, "Trace directory or file")->required();
   cmd->callback([path] {
+    if (is_dftracer(*path)) {
+      convert::write_json_lines_pfw(*path, stdout);
+      return;
+    }
     report_skipped(*path);
     convert::write_json_lines(*path, stdout);
   });
@@ -241,10 +257,19 @@ void add_convert(CLI::App& app) {
   auto* cmd = app.add_subcommand("convert", "Convert a trace to Chrome/Perfetto JSON or DFTracer .pfw");
   cmd->add_option("trace", *path, "Trace directory or file")->required();
   cmd->add_option("--to", *to, "chrome or pfw")->required()->check(CLI::IsMember({"chrome", "pfw"}));
+  auto pfw_version = std::make_shared<int>(1);
   cmd->add_option("-o,--output", *out, "Output file (.pfw.gz is gzip-compressed; - for stdout)")->required();
-  cmd->callback([path, to, out] {
+  cmd->add_option("--pfw-version", *pfw_version, "DFTracer format for --to pfw: 1 (1.x, default) or 2 (2.x)")
+      ->check(CLI::IsMember({1, 2}));
+  cmd->callback([path, to, out, pfw_version] {
+    if (is_dftracer(*path)) {
+      if (*to != "chrome") throw std::runtime_error(*path + ": already a DFTracer trace (convert it --to chrome)");
+      uint64_t n = convert::write_chrome_pfw(*path, *out);
+      std::fprintf(stderr, "strata: wrote %llu events to %s\n", static_cast<unsigned long long>(n), out->c_str());
+      return;
+    }
     report_skipped(*path);
-    uint64_t n = *to == "chrome" ? convert::write_chrome(*path, *out) : convert::write_pfw(*path, *out);
+    uint64_t n = *to == "chrome" ? convert::write_chrome(*path, *out) : convert::write_pfw(*path, *out, *pfw_version);
     std::fprintf(stderr, "strata: wrote %llu events to %s\n", static_cast<unsigned long long>(n), out->c_str());
   });
 }

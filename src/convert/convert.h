@@ -14,7 +14,15 @@ uint64_t write_json_lines(const std::string& trace, FILE* out);
 // Chrome Trace Event format (JSON object with traceEvents), to a file path or "-".
 uint64_t write_chrome(const std::string& trace, const std::string& out_path);
 
-// DFTracer .pfw (JSON lines in "[" ... "]"); gzip-compressed when out_path ends in .gz.
-uint64_t write_pfw(const std::string& trace, const std::string& out_path);
+// DFTracer .pfw; gzip-compressed when out_path ends in .gz. version 1: JSON
+// lines in "[" ... "]" (DFTracer 1.x); 2: DFTracer 2.x (JSON lines, integer
+// ph/type, hex hashes, an "end" record per process).
+uint64_t write_pfw(const std::string& trace, const std::string& out_path, int version = 1);
+
+// A DFTracer trace (.pfw/.pfw.gz file or directory, 1.x or 2.x) as JSON lines
+// (`strata cat`) or Chrome JSON. An aggregated record is one line/event with
+// "calls" (dft_cnt). Returns the number of records written.
+uint64_t write_json_lines_pfw(const std::string& trace, FILE* out);
+uint64_t write_chrome_pfw(const std::string& trace, const std::string& out_path);
 
 }  // namespace strata::convert

@@ -1,10 +1,16 @@
-// DFTracer .pfw: one JSON object per line between "[" and "]", times in
-// microseconds of wall-clock time, files and hosts named through FH/HH/SH
-// metadata events carrying 64-bit hashes, I/O fields in args as DFTracer
-// writes them with metadata on (fhash, fd, offset, count, ret).
+// DFTracer .pfw: one JSON object per line, times in microseconds of
+// wall-clock time, files and hosts named through FH/HH/SH metadata events
+// carrying 64-bit hashes, I/O fields in args as DFTracer writes them with
+// metadata on (fhash, fd, offset, count, ret). Version 1 (DFTracer 1.x):
+// lines between "[" and "]", "ph" letters, hashes as numbers. Version 2
+// (DFTracer 2.x): JSON lines only, integer "ph" and "type" (the layer),
+// hashes as hex strings, one "end" record per process.
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <set>
 #include <unordered_set>
 
 #define XXH_INLINE_ALL
@@ -36,23 +42,46 @@ uint64_t hash_of(const std::string& s) { return XXH3_64bits(s.data(), s.size());
 
 class PfwWriter {
  public:
-  explicit PfwWriter(JsonOut& j) : j_(j) {}
+  PfwWriter(JsonOut& j, int version) : j_(j), v2_(version >= 2) {}
 
   void begin_file(const reader::FileReader& f) {
     proc_ = &f.process();
     seen_files_.clear();
+    used_.clear();
+    file_events_ = 0;
+    last_us_ = wall_us(proc_->start_mono_ns);
     hhash_ = hash_of(proc_->hostname);
     meta("HH", proc_->pid, proc_->hostname, hhash_);
     std::string cmd = proc_->cmdline();
     meta("SH", proc_->pid, cmd, hash_of(cmd));
     line_start("start", "dftracer", proc_->pid, wall_us(proc_->start_mono_ns), 0);
     j_.raw(",\"args\":{\"hhash\":");
-    j_.u64(hhash_);
+    hash(hhash_);
     j_.raw(",\"p_idx\":-1,\"level\":1,\"ppid\":");
     j_.i64(proc_->ppid);
     j_.raw(",\"cmd_hash\":");
-    j_.u64(hash_of(cmd));
+    hash(hash_of(cmd));
     j_.raw("}}\n");
+  }
+
+  // Version 2: the process's "end" record (event count, configuration, layers used).
+  void end_file(const reader::FileReader&) {
+    if (!v2_) return;
+    line_start("end", "dftracer", proc_->pid, last_us_, 0);
+    j_.raw(",\"args\":{\"hhash\":");
+    hash(hhash_);
+    j_.raw(",\"num_events\":");
+    j_.u64(file_events_);
+    j_.raw(",\"cfg\":{\"enable\":1,\"metadata\":1,\"time_metric\":\"US\",\"aggregation_enable\":0,"
+           "\"writer\":\"strata convert\"},\"build\":{},\"used\":{");
+    bool first = true;
+    for (int t : used_) {
+      if (!first) j_.ch(',');
+      first = false;
+      j_.raw(type_name(t));
+      j_.raw(":1");
+    }
+    j_.raw("},\"app\":{}}}\n");
   }
 
   void event(const EventRef& e) {
@@ -68,11 +97,15 @@ class PfwWriter {
       fhash = hash_of(path);
       if (seen_files_.insert(b.path[i]).second) meta("FH", b.tid, path, fhash);
     }
-    line_start(nm.name, nm.category, b.tid, wall_us(b.ts[i]), b.dur[i] / 1000);
+    const int64_t ts_us = wall_us(b.ts[i]), dur_us = static_cast<int64_t>(b.dur[i] / 1000);
+    line_start(nm.name, nm.category, b.tid, ts_us, dur_us);
+    last_us_ = std::max(last_us_, ts_us + dur_us);
+    ++file_events_;
+    if (v2_) used_.insert(layer_of(nm.category));
     j_.raw(",\"args\":{\"hhash\":");
-    j_.u64(hhash_);
+    hash(hhash_);
     j_.raw(",\"p_idx\":-1,\"level\":1");
-    if (has_path) { j_.raw(",\"fhash\":"); j_.u64(fhash); }
+    if (has_path) { j_.raw(",\"fhash\":"); hash(fhash); }
     if (f & fmtf::kFieldFd) { j_.raw(",\"fd\":"); j_.i64(b.fd[i]); }
     if (f & fmtf::kFieldOffset) { j_.raw(",\"offset\":"); j_.i64(b.offset[i]); }
     if (f & fmtf::kFieldSize) { j_.raw(",\"count\":"); j_.i64(b.size[i]); }
@@ -89,13 +122,45 @@ class PfwWriter {
     int64_t wall = static_cast<int64_t>(mono_ns - proc_->start_mono_ns) + static_cast<int64_t>(proc_->start_wall_ns);
     return wall / 1000;
   }
-  void line_start(const std::string& name, const std::string& cat, uint64_t tid, int64_t ts_us, uint64_t dur_us) {
+  // DFTracer 2.x "type" of a strata category.
+  static int layer_of(const std::string& cat) {
+    if (cat == "POSIX" || cat == "STDIO") return 3;  // LIBC_IO
+    if (cat == "dftracer") return 1;                  // DFTRACER
+    if (cat == "MPI" || cat == "MPIIO") return 10;
+    if (cat == "HDF5") return 5;
+    if (cat == "python" || cat == "torch" || cat == "pytorch" || cat == "dataloader") return 6;  // PYTHON
+    return 2;                                                                                   // C_APP
+  }
+  static const char* type_name(int t) {
+    switch (t) {
+      case 1: return "\"DFTRACER\"";
+      case 3: return "\"LIBC_IO\"";
+      case 5: return "\"HDF5\"";
+      case 6: return "\"PYTHON\"";
+      case 10: return "\"MPI\"";
+      default: return "\"C_APP\"";
+    }
+  }
+  void hash(uint64_t h) {
+    if (!v2_) {
+      j_.u64(h);
+      return;
+    }
+    char b[24];
+    int n = std::snprintf(b, sizeof b, "\"%016llx\"", static_cast<unsigned long long>(h));
+    j_.raw(std::string_view(b, static_cast<size_t>(n)));
+  }
+  void line_start(const std::string& name, const std::string& cat, uint64_t tid, int64_t ts_us, int64_t dur_us) {
     j_.raw("{\"id\":");
     j_.u64(++id_);
     j_.raw(",\"name\":");
     j_.str(name);
     j_.raw(",\"cat\":");
     j_.str(cat);
+    if (v2_) {
+      j_.raw(",\"type\":");
+      j_.i64(layer_of(cat));
+    }
     j_.raw(",\"pid\":");
     j_.i64(proc_->pid);
     j_.raw(",\"tid\":");
@@ -103,24 +168,24 @@ class PfwWriter {
     j_.raw(",\"ts\":");
     j_.i64(ts_us);
     j_.raw(",\"dur\":");
-    j_.u64(dur_us);
-    j_.raw(",\"ph\":\"X\"");
+    j_.i64(dur_us);
+    j_.raw(v2_ ? ",\"ph\":1" : ",\"ph\":\"X\"");
   }
   void meta(const char* kind, uint64_t tid, const std::string& name, uint64_t value) {
     j_.raw("{\"id\":");
     j_.u64(++id_);
     j_.raw(",\"name\":\"");
     j_.raw(kind);
-    j_.raw("\",\"cat\":\"dftracer\",\"pid\":");
+    j_.raw(v2_ ? "\",\"cat\":\"dftracer\",\"type\":1,\"pid\":" : "\",\"cat\":\"dftracer\",\"pid\":");
     j_.i64(proc_->pid);
     j_.raw(",\"tid\":");
     j_.u64(tid);
-    j_.raw(",\"ph\":\"M\",\"args\":{\"hhash\":");
-    j_.u64(hhash_);
+    j_.raw(v2_ ? ",\"ph\":4,\"args\":{\"hhash\":" : ",\"ph\":\"M\",\"args\":{\"hhash\":");
+    hash(hhash_);
     j_.raw(",\"name\":");
     j_.str(name);
     j_.raw(",\"value\":");
-    j_.u64(value);
+    hash(value);
     j_.raw("}}\n");
   }
 
@@ -128,12 +193,17 @@ class PfwWriter {
   const reader::ProcessInfo* proc_ = nullptr;
   uint64_t hhash_ = 0;
   uint64_t id_ = 0;
+  bool v2_ = false;
+  uint64_t file_events_ = 0;
+  int64_t last_us_ = 0;
+  std::set<int> used_;
   std::unordered_set<uint32_t> seen_files_;
 };
 
 }  // namespace
 
-uint64_t write_pfw(const std::string& trace, const std::string& out_path) {
+uint64_t write_pfw(const std::string& trace, const std::string& out_path, int version) {
+  if (version != 1 && version != 2) throw std::runtime_error("--pfw-version must be 1 or 2");
   bool gz = out_path.size() > 3 && out_path.compare(out_path.size() - 3, 3, ".gz") == 0;
   gzFile gzf = nullptr;
   FILE* plain = nullptr;
@@ -150,16 +220,17 @@ uint64_t write_pfw(const std::string& trace, const std::string& out_path) {
   uint64_t n = 0;
   {
     JsonOut j(*sink);
-    PfwWriter w(j);
-    j.raw("[\n");
+    PfwWriter w(j, version);
+    if (version == 1) j.raw("[\n");
     Visitor v;
     v.begin_file = [&](const reader::FileReader& f) { w.begin_file(f); };
     v.event = [&](const EventRef& e) {
       w.event(e);
       ++n;
     };
+    v.end_file = [&](const reader::FileReader& f) { w.end_file(f); };
     visit_trace(trace, v);
-    j.raw("]\n");
+    if (version == 1) j.raw("]\n");
     j.flush();
     if (j.failed()) throw std::runtime_error(out_path + ": write failed");
   }

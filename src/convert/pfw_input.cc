@@ -1,0 +1,166 @@
+// `strata cat` and `strata convert --to chrome` of a DFTracer trace: records
+// from src/importer, file names and hosts resolved through the FH/HH hash
+// records. One output line/event per record; an aggregated record (2.x
+// "ph": 3) carries "calls" (its dft_cnt) and its fields' min/max/sum.
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <zlib.h>
+
+#include "convert/convert.h"
+#include "convert/json_out.h"
+#include "importer/detect.h"
+#include "importer/line_reader.h"
+#include "importer/pfw_parser.h"
+
+namespace strata::convert {
+
+namespace {
+
+using importer::NumField;
+using importer::Phase;
+using importer::PfwRecord;
+
+// Calls fn(record, path-or-empty) for every call record (complete,
+// aggregated, counter) of every file; metadata resolves file hashes.
+template <class Fn>
+void walk_pfw(const std::string& trace, Fn&& fn) {
+  for (const std::string& path : importer::dftracer_files(trace)) {
+    std::unordered_map<uint64_t, std::string> files;
+    importer::ByteStream bs(path);
+    importer::LineReader lines(bs);
+    importer::PfwParser parser(path);
+    importer::Line line;
+    PfwRecord r;
+    while (lines.next(line)) {
+      if (!parser.parse(line, r)) continue;
+      if (r.ph == Phase::kMetadata) {
+        if (r.name == "FH" && r.has_value) files[r.value] = std::string(r.a_name);
+        continue;
+      }
+      if (r.ph == Phase::kUnknown) continue;
+      if (r.cat == "dftracer" || r.type == importer::EventType::kDftracer) continue;  // start/end
+      if (!r.has_ts) throw importer::ImportError(path + ":" + std::to_string(line.no) + ": event without \"ts\"");
+      std::string_view file = r.a_fname;
+      if (file.empty() && r.has_fhash) {
+        auto it = files.find(r.fhash);
+        if (it != files.end()) file = it->second;
+      }
+      fn(r, file);
+    }
+    if (!parser.saw_anything()) throw importer::ImportError(path + ": empty file (no DFTracer events)");
+  }
+}
+
+void num(JsonOut& j, const char* key, const NumField& f) {
+  if (!f.present) return;
+  j.raw(",\"");
+  j.raw(key);
+  if (!f.ranged) {
+    j.raw("\":");
+    j.i64(f.v);
+    return;
+  }
+  j.raw("_min\":");
+  j.i64(f.min);
+  j.raw(",\"");
+  j.raw(key);
+  j.raw("_max\":");
+  j.i64(f.max);
+  j.raw(",\"");
+  j.raw(key);
+  j.raw("_sum\":");
+  j.i64(f.sum);
+}
+
+// The fields of a record after "ph": pid, tid, ts, dur (us) and args.
+void body(JsonOut& j, const PfwRecord& r, std::string_view file, bool chrome) {
+  j.raw(",\"pid\":");
+  j.i64(r.pid);
+  j.raw(",\"tid\":");
+  j.i64(r.tid);
+  j.raw(",\"ts\":");
+  j.i64(r.ts);
+  if (r.ph != Phase::kCounter) {
+    j.raw(",\"dur\":");
+    j.i64(r.ph == Phase::kAggregated ? (r.args_dur.present ? r.args_dur.total(r.cnt) : 0) : r.dur);
+  }
+  if (chrome) j.raw(",\"args\":{\"layer\":");
+  else j.raw(",\"layer\":");
+  j.str(importer::event_type_name(r.type));
+  if (!r.has_type) j.raw(",\"dftracer\":1");
+  if (r.ph == Phase::kAggregated) {
+    j.raw(",\"calls\":");
+    j.i64(r.cnt);
+  }
+  if (!file.empty()) {
+    j.raw(",\"path\":");
+    j.str(file);
+  }
+  num(j, "fd", r.fd);
+  num(j, "offset", r.offset);
+  num(j, "count", r.count);
+  num(j, "size", r.size);
+  num(j, "ret", r.ret);
+  num(j, "errno", r.err);
+  if (r.ph == Phase::kAggregated && r.args_dur.ranged) num(j, "dur", r.args_dur);
+  if (chrome) j.ch('}');
+}
+
+}  // namespace
+
+uint64_t write_json_lines_pfw(const std::string& trace, FILE* out) {
+  FileSink sink(out);
+  JsonOut j(sink);
+  uint64_t n = 0;
+  walk_pfw(trace, [&](const PfwRecord& r, std::string_view file) {
+    j.raw("{\"name\":");
+    j.str(r.name);
+    j.raw(",\"cat\":");
+    j.str(r.cat);
+    j.raw(",\"ph\":\"");
+    j.raw(r.ph == Phase::kAggregated ? "aggregated" : r.ph == Phase::kCounter ? "counter" : "complete");
+    j.ch('"');
+    body(j, r, file, false);
+    j.raw("}\n");
+    j.maybe_flush();
+    ++n;
+  });
+  j.flush();
+  if (j.failed()) throw std::runtime_error("write failed (stdout)");
+  return n;
+}
+
+uint64_t write_chrome_pfw(const std::string& trace, const std::string& out_path) {
+  FILE* f = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
+  if (!f) throw std::runtime_error(out_path + ": cannot open for writing: " + std::strerror(errno));
+  uint64_t n = 0;
+  {
+    FileSink sink(f);
+    JsonOut j(sink);
+    j.raw("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    walk_pfw(trace, [&](const PfwRecord& r, std::string_view file) {
+      if (r.ph == Phase::kCounter) return;  // telemetry samples: not spans
+      if (n) j.raw(",\n");
+      j.raw("{\"name\":");
+      j.str(r.name);
+      j.raw(",\"cat\":");
+      j.str(r.cat);
+      j.raw(",\"ph\":\"X\"");
+      body(j, r, file, true);
+      j.ch('}');
+      j.maybe_flush();
+      ++n;
+    });
+    j.raw("\n]}\n");
+    j.flush();
+    if (j.failed()) throw std::runtime_error(out_path + ": write failed");
+  }
+  if (f != stdout && std::fclose(f) != 0)
+    throw std::runtime_error(out_path + ": error writing (disk full?): " + std::strerror(errno));
+  return n;
+}
+
+}  // namespace strata::convert

@@ -1,0 +1,146 @@
+// DFTracer 2.x input (issue 9 section 4): the hand-written sample
+// tests/data/dftracer/v2/sample.pfw (ph 1/2/3/4, hex hashes, an unknown type,
+// aggregated records with dft_cnt and _min/_max/_sum or plain fields, the
+// end record) through the real `strata analyze --json` and `strata cat`, and
+// a round trip strata trace -> pfw 1.x/2.x -> analyze.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace {
+const std::string kBin = STRATA_BIN;
+const std::string kSamples = STRATA_SAMPLES_DIR;
+const std::string kV2 = kSamples + "/v2/sample.pfw";
+
+std::string sh(const std::string& cmd, int* rc = nullptr) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  std::array<char, 65536> b;
+  size_t n;
+  while ((n = std::fread(b.data(), 1, b.size(), p)) > 0) out.append(b.data(), n);
+  int st = pclose(p);
+  if (rc) *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+size_t lines(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+struct Tmp {
+  std::string dir;
+  Tmp() {
+    char t[] = "/tmp/strata-pfwv2-XXXXXX";
+    dir = mkdtemp(t);
+  }
+  ~Tmp() { std::system(("rm -rf '" + dir + "'").c_str()); }
+};
+
+// Counters of the Darshan POSIX module for one file, from analyze --json.
+struct Posix {
+  int64_t opens = -1, reads = -1, writes = -1, bytes_read = -1, bytes_written = -1;
+  bool approximate = false;
+  uint64_t events = 0;
+};
+Posix analyze(const std::string& trace, const std::string& file) {
+  int rc = -1;
+  std::string js = sh("'" + kBin + "' analyze --json '" + trace + "'", &rc);
+  EXPECT_EQ(rc, 0) << js;
+  Posix p;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(js).get(root)) {
+    ADD_FAILURE() << "bad JSON: " << js.substr(0, 200);
+    return p;
+  }
+  p.approximate = bool(root["approximate"]);
+  p.events = uint64_t(root["events"]);
+  for (auto f : root["files"].get_array()) {
+    std::string_view path = f["path"];
+    if (path != file) continue;
+    p.opens = int64_t(f["opens"]);
+    p.reads = int64_t(f["reads"]);
+    p.writes = int64_t(f["writes"]);
+    p.bytes_read = int64_t(f["bytes_read"]);
+    p.bytes_written = int64_t(f["bytes_written"]);
+  }
+  return p;
+}
+}  // namespace
+
+// 6 call records (open, read, aggregated read x4, aggregated write x3, an
+// event of unknown type 99, close, plus one counter sample for cat).
+TEST(PfwV2, AnalyzeCountsAggregatedCalls) {
+  Posix p = analyze(kV2, "/data/in.dat");
+  EXPECT_EQ(p.events, 11u);  // 1 + 1 + 4 + 3 + 1 + 1
+  EXPECT_EQ(p.opens, 1);
+  EXPECT_EQ(p.reads, 5);
+  EXPECT_EQ(p.writes, 3);
+  EXPECT_EQ(p.bytes_read, 100 + 1510);
+  EXPECT_EQ(p.bytes_written, 3 * 4096);
+  EXPECT_TRUE(p.approximate);
+}
+
+TEST(PfwV2, CatOneLinePerRecord) {
+  int rc = -1;
+  std::string out = sh("'" + kBin + "' cat '" + kV2 + "'", &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(lines(out), 7u) << out;  // 6 call records + 1 counter sample
+  EXPECT_NE(out.find("\"calls\":4"), std::string::npos);
+  EXPECT_NE(out.find("\"layer\":\"UNKNOWN\""), std::string::npos);
+  EXPECT_NE(out.find("\"path\":\"/data/in.dat\""), std::string::npos);
+}
+
+TEST(PfwV2, CatAndConvertOneXSamples) {
+  Tmp t;
+  int rc = -1;
+  std::string out = sh("'" + kBin + "' cat '" + kSamples + "/probe-probe-4989-preload.pfw'", &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(lines(out), 16u);
+  out = sh("'" + kBin + "' cat '" + kSamples + "/bench-bench-5032-preload.pfw.gz' | wc -l", &rc);
+  EXPECT_EQ(std::atoi(out.c_str()), 16410);
+  sh("'" + kBin + "' convert '" + kSamples + "/bench-bench-5032-preload.pfw.gz' --to chrome -o '" + t.dir +
+         "/c.json' 2>/dev/null",
+     &rc);
+  EXPECT_EQ(rc, 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  ASSERT_FALSE(parser.load(t.dir + "/c.json").get(root));
+  EXPECT_EQ(root["traceEvents"].get_array().size(), 16410u);
+  // A Chrome trace is recognised and refused with a clear message.
+  out = sh("'" + kBin + "' cat '" + t.dir + "/c.json' 2>&1", &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("this is a Chrome trace"), std::string::npos) << out;
+}
+
+TEST(PfwV2, RoundTripStrataToPfw1And2) {
+  Tmp t;
+  const std::string data = t.dir + "/input.txt";
+  std::ofstream(data) << std::string(5000, 'x');
+  int rc = -1;
+  sh("'" + kBin + "' run -o '" + t.dir + "/tr' -- /bin/cat '" + data + "' >/dev/null 2>&1", &rc);
+  ASSERT_EQ(rc, 0);
+  Posix direct = analyze(t.dir + "/tr", data);
+  EXPECT_GE(direct.reads, 1);
+  EXPECT_EQ(direct.bytes_read, 5000);
+  for (const char* v : {"1", "2"}) {
+    const std::string out = t.dir + "/v" + v + ".pfw.gz";
+    sh("'" + kBin + "' convert '" + t.dir + "/tr' --to pfw --pfw-version " + v + " -o '" + out + "' 2>/dev/null", &rc);
+    ASSERT_EQ(rc, 0);
+    Posix back = analyze(out, data);
+    EXPECT_EQ(back.opens, direct.opens) << v;
+    EXPECT_EQ(back.reads, direct.reads) << v;
+    EXPECT_EQ(back.writes, direct.writes) << v;
+    EXPECT_EQ(back.bytes_read, direct.bytes_read) << v;
+    EXPECT_EQ(back.bytes_written, direct.bytes_written) << v;
+    EXPECT_FALSE(back.approximate);
+  }
+}

@@ -12,6 +12,11 @@ namespace c = strata::counters;
 
 c::CounterEngine* engine = nullptr;
 
+// Adding a layer to STRATA_LAYERS (functions.h) needs its switch here too.
+static_assert(sizeof(g_hot.layer_on) / sizeof(g_hot.layer_on[0]) == kNumLayers &&
+                  sizeof(g_hot.record) / sizeof(g_hot.record[0]) == kNumLayers,
+              "runtime.h's per-layer switches must have one entry per STRATA_LAYERS row");
+
 }  // namespace
 
 void profile_consume(const RawEvent& e) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "format/format.h"
+#include "runtime/functions.h"
 #include "strata/reader.h"
 
 namespace py = pybind11;
@@ -465,6 +466,47 @@ py::list scan(const std::string& path, bool blocks) {
 
 }  // namespace
 
+// The runtime's table of recorded functions (src/runtime/functions.h), one
+// dict per function: name, layer (the event category), module (Darshan
+// counter module or None), op (counter op, "none" when not counted), fields
+// (column mask), positional, data, aliases (other names of the call).
+py::list functions_table() {
+  namespace rt = strata::runtime;
+  py::list out;
+  for (uint32_t i = 1; i < rt::kNumFns; ++i) {
+    const rt::FnInfo& f = rt::kFnInfo[i];
+    const rt::LayerInfo& l = rt::kLayerInfo[static_cast<uint32_t>(f.layer)];
+    py::list aliases;
+    for (const auto& a : rt::kFnAliases)
+      if (static_cast<uint32_t>(a.fn) == i) aliases.append(a.name);
+    py::dict d;
+    d["name"] = f.name;
+    d["layer"] = l.category;
+    d["module"] = l.counted ? py::object(py::str(rt::kLayerInfo[static_cast<uint32_t>(l.module)].category)) : py::none();
+    d["op"] = strata::counters::op_name(f.op);
+    d["fields"] = f.fields;
+    d["positional"] = f.positional;
+    d["data"] = f.data;
+    d["aliases"] = aliases;
+    out.append(d);
+  }
+  return out;
+}
+
+// The layer table: category, STRATA_LAYERS item, counted (has Darshan counters).
+py::list layers_table() {
+  namespace rt = strata::runtime;
+  py::list out;
+  for (uint32_t i = 0; i < rt::kNumLayers; ++i) {
+    py::dict d;
+    d["category"] = rt::kLayerInfo[i].category;
+    d["item"] = rt::kLayerInfo[i].item;
+    d["counted"] = rt::kLayerInfo[i].counted;
+    out.append(d);
+  }
+  return out;
+}
+
 PYBIND11_MODULE(_reader, m) {
   m.doc() = "strata trace decoding into numpy columns (see strata.read_trace)";
   static py::exception<FormatError> format_error(m, "FormatError", PyExc_ValueError);
@@ -492,5 +534,7 @@ PYBIND11_MODULE(_reader, m) {
         "Decodes files or block ranges into numpy columns (threads: 0 = one per core).");
   m.def("scan", &scan, py::arg("path"), py::arg("blocks") = true,
         "Files of a trace with process info, trace-time offsets, events per block and tag keys.");
+  m.def("functions", &functions_table, "the runtime's table of recorded functions (list of dicts)");
+  m.def("layers", &layers_table, "the runtime's table of layers (list of dicts)");
   m.def("list_trace_files", &list_trace_files, py::arg("path"));
 }

@@ -144,17 +144,56 @@ def by_tag(df, key):
     return _finish(out, [col, "cat"])
 
 
-# Data calls, as src/analysis/model.cc classifies them (the STDIO ones under
-# the names the runtime records: fortified and alias entry points such as
-# __printf_chk, _IO_getc or __isoc99_fscanf are recorded as printf, getc, fscanf).
-READ_NAMES = ["read", "pread", "pread64", "readv", "preadv", "preadv2", "preadv64", "__read_chk",
-              "__pread_chk", "__pread64_chk", "fread", "__fread_chk", "fread_unlocked",
-              "fgets", "getline", "getdelim", "fgetc", "getc", "getchar", "getw", "fscanf", "vfscanf"]
-WRITE_NAMES = ["write", "pwrite", "pwrite64", "writev", "pwritev", "pwritev2", "pwritev64", "fwrite",
-               "fwrite_unlocked", "fputs", "fprintf", "vfprintf", "printf", "vprintf", "fputc", "putc",
-               "putchar", "puts", "putw"]
-OPEN_NAMES = ["open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2", "creat",
-              "creat64", "fopen", "fopen64", "freopen", "freopen64"]
+# Which calls read, write and open, and which layers carry file I/O: from the
+# runtime's table of functions (src/runtime/functions.h, through the native
+# module), the one the analyzer classifies with. Names include each call's
+# aliases and glibc's decorated entry points (__read_chk, fread_unlocked),
+# which the runtime records under the base name.
+_TABLES = None
+
+
+def _tables():
+    global _TABLES
+    if _TABLES is None:
+        native = _frame._load_native()
+        names = {"read": [], "write": [], "open": []}
+        for f in native.functions():
+            kind = f["op"] if f["op"] in ("read", "write", "open") else None
+            if kind is None:
+                continue
+            for n in [f["name"]] + list(f["aliases"]):
+                names[kind] += [n, "__%s_chk" % n, "%s_unlocked" % n, "__%s_2" % n]
+        io_layers = [l["category"] for l in native.layers() if l["counted"]]
+        _TABLES = ({k: sorted(set(v)) for k, v in names.items()}, io_layers)
+    return _TABLES
+
+
+def read_names():
+    """Names of read calls (POSIX and STDIO), from the runtime's table."""
+    return _tables()[0]["read"]
+
+
+def write_names():
+    """Names of write calls, from the runtime's table."""
+    return _tables()[0]["write"]
+
+
+def open_names():
+    """Names of open calls (open, creat, fopen, freopen families; not fdopen)."""
+    return _tables()[0]["open"]
+
+
+def __getattr__(name):
+    # READ_NAMES, WRITE_NAMES, OPEN_NAMES: read from the table on first use.
+    lists = {"READ_NAMES": read_names, "WRITE_NAMES": write_names, "OPEN_NAMES": open_names}
+    if name in lists:
+        return lists[name]()
+    raise AttributeError(name)
+
+
+def io_layers():
+    """Categories of the layers with file counters (POSIX, STDIO)."""
+    return _tables()[1]
 
 
 def by_tag_io(df, key):
@@ -162,9 +201,9 @@ def by_tag_io(df, key):
     (POSIX/STDIO data calls) and the bytes they moved (positive returns)."""
     col = ("tag_" + key) if key in _frame.BASE_COLUMNS else key
     d = df[df[col].notnull()]
-    io = d["cat"].isin(["POSIX", "STDIO"])
-    is_read = io & d["name"].isin(READ_NAMES)
-    is_write = io & d["name"].isin(WRITE_NAMES)
+    io = d["cat"].isin(io_layers())
+    is_read = io & d["name"].isin(read_names())
+    is_write = io & d["name"].isin(write_names())
     pos = d["ret"].where(d["ret"] > 0, 0)
     d = d[[col]].assign(events=1, reads=is_read.astype("int64"), writes=is_write.astype("int64"),
                         bytes_read=pos.where(is_read, 0), bytes_written=pos.where(is_write, 0))
@@ -176,10 +215,10 @@ def by_tag_io(df, key):
 def by_file(df):
     """Per path, POSIX and STDIO layers: opens, reads, writes, bytes read and
     written (positive returns), I/O time."""
-    d = df[df["path"].notnull() & df["cat"].isin(["POSIX", "STDIO"])]
-    is_read = d["name"].isin(READ_NAMES)
-    is_write = d["name"].isin(WRITE_NAMES)
-    is_open = d["name"].isin(OPEN_NAMES)
+    d = df[df["path"].notnull() & df["cat"].isin(io_layers())]
+    is_read = d["name"].isin(read_names())
+    is_write = d["name"].isin(write_names())
+    is_open = d["name"].isin(open_names())
     pos = d["ret"].where(d["ret"] > 0, 0)
     d = d[["path", "dur"]].assign(
         opens=is_open.astype("int64"), reads=is_read.astype("int64"), writes=is_write.astype("int64"),

@@ -347,8 +347,10 @@ void UnitAgg::event(const IoEvent& e) {
       ce.fd = static_cast<int32_t>(e.ret);
     }
     if (f.op == counters::Op::kOpen && ce.module == counters::Module::kPosix && e.size > 0) ce.value = e.size;  // mode
+    if (f.op == counters::Op::kRenameDst && e.offset > 0 && tables_->str)  // offset: the source's string id
+      ce.value = static_cast<int64_t>(counters::record_id(std::string(tables_->str(static_cast<uint32_t>(e.offset)))));
     ce.file = e.path ? e.path : counters::kNoFile;
-    ce.offset = e.offset;
+    ce.offset = f.op == counters::Op::kRenameDst ? -1 : e.offset;
     if (f.op == counters::Op::kSeek && ce.module == counters::Module::kPosix && e.has_ret) ce.offset = e.ret;
     ce.bytes = bytes > 0 ? bytes : 0;
     ce.t1 = static_cast<double>(e.ts) * 1e-9;

@@ -314,15 +314,19 @@ void CounterEngine::on_posix(const CounterEvent& e) {
       return;
     }
     case Op::kRenameSrc: {
+      rename_src_counted_ = false;
       if (!e.ok || e.file == kNoFile) return;
       if (e.file >= posix_by_file_.size() || posix_by_file_[e.file] == 0) return;  // unknown file
+      rename_src_counted_ = true;
       PosixRecord* r = &posix_[posix_by_file_[e.file] - 1];
       r->counters[POSIX_RENAME_SOURCES] += 1;
       timer_inc_no_overlap(r->fcounters[POSIX_F_META_TIME], e.t1, e.t2, r->last_meta_end);
       return;
     }
     case Op::kRenameDst: {
-      if (!e.ok) return;
+      // Darshan records the target only when the source had a record.
+      if (!e.ok || !rename_src_counted_) return;
+      rename_src_counted_ = false;
       PosixRecord* r = posix_for_file(e.file);
       if (!r) return;
       r->counters[POSIX_RENAME_TARGETS] += 1;

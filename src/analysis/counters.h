@@ -93,8 +93,17 @@ enum class Op : uint8_t {
   kMmap,       // mmap of a file
   kFlush,      // STDIO fflush
   kRenameSrc,  // rename: the file renamed away
-  kRenameDst,  // rename: the target (value = record id of the source)
+  kRenameDst,  // rename: the target (value = record id of the source); counted
+               // when the engine's previous kRenameSrc was (the source has a record)
 };
+
+// Printable op name ("open", "rename_src"...), for tables exported to Python.
+inline constexpr const char* op_name(Op op) {
+  constexpr const char* kNames[] = {"none", "open",  "fdopen", "dup",   "fileno",   "close",     "read",       "write",
+                                    "seek", "stat",  "fsync",  "fdatasync", "mmap", "flush", "rename_src", "rename_dst"};
+  const auto i = static_cast<unsigned>(op);
+  return i < sizeof(kNames) / sizeof(kNames[0]) ? kNames[i] : "?";
+}
 
 inline constexpr uint32_t kNoFile = 0xFFFFFFFFu;
 
@@ -200,6 +209,7 @@ class CounterEngine {
   std::vector<uint32_t> posix_by_file_, stdio_by_file_;  // file id -> index+1
   std::vector<uint32_t> posix_fd_, stdio_fd_;             // fd -> index+1
   uint64_t unmatched_ = 0;
+  bool rename_src_counted_ = false;  // the last kRenameSrc found its record
 };
 
 // Darshan's 10-bucket size histogram index for a transfer size.

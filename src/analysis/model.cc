@@ -3,26 +3,29 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <unordered_map>
+
+#include "runtime/functions.h"
 
 namespace strata::analysis {
 
+namespace rt = strata::runtime;
+
 const char* layer_name(Layer l) {
-  switch (l) {
-    case Layer::kPosix: return "POSIX";
-    case Layer::kStdio: return "STDIO";
-    case Layer::kProc: return "PROC";
-    case Layer::kApp: return "APP";
-  }
-  return "?";
+  if (l == Layer::kApp) return "APP";
+  const auto i = static_cast<uint32_t>(l);
+  return i < rt::kNumLayers ? rt::kLayerInfo[i].category : "?";
 }
 
 namespace {
 
 using counters::Op;
 
-bool in(std::string_view n, std::initializer_list<std::string_view> names) {
-  return std::find(names.begin(), names.end(), n) != names.end();
-}
+static_assert(static_cast<uint32_t>(Layer::kPosix) == static_cast<uint32_t>(rt::Layer::POSIX) &&
+              static_cast<uint32_t>(Layer::kStdio) == static_cast<uint32_t>(rt::Layer::STDIO) &&
+              static_cast<uint32_t>(Layer::kProc) == static_cast<uint32_t>(rt::Layer::PROC) &&
+              static_cast<uint32_t>(Layer::kApp) == rt::kNumLayers,
+              "analysis::Layer is the runtime's layer table plus kApp");
 
 bool starts(std::string_view n, std::string_view p) { return n.substr(0, p.size()) == p; }
 
@@ -41,6 +44,27 @@ std::string_view base_name(std::string_view n) {
   return n;
 }
 
+// Name -> function of the one table (runtime/functions.h), with its aliases.
+const std::unordered_map<std::string_view, rt::Fn>& fn_index() {
+  static const auto* index = [] {
+    auto* m = new std::unordered_map<std::string_view, rt::Fn>();
+    for (uint32_t i = 1; i < rt::kNumFns; ++i) m->emplace(rt::kFnInfo[i].name, static_cast<rt::Fn>(i));
+    for (const auto& a : rt::kFnAliases) m->emplace(a.name, a.fn);
+    return m;
+  }();
+  return *index;
+}
+
+// The layer of a category (case-insensitive): the layer table's categories
+// and their aliases; kApp for anything else.
+Layer layer_of_category(const std::string& cat) {
+  for (uint32_t i = 0; i < rt::kNumLayers; ++i)
+    if (cat == lower(rt::kLayerInfo[i].category)) return static_cast<Layer>(i);
+  for (const auto& a : rt::kLayerAliases)
+    if (cat == a.category) return static_cast<Layer>(a.layer);
+  return Layer::kApp;
+}
+
 }  // namespace
 
 FuncInfo classify(std::string_view raw_name, std::string_view category) {
@@ -48,15 +72,8 @@ FuncInfo classify(std::string_view raw_name, std::string_view category) {
   f.name = std::string(raw_name);
   f.category = std::string(category);
   const std::string cat = lower(category);
-  const std::string_view n = base_name(raw_name);
-  if (cat == "posix" || cat == "sys") {
-    f.layer = Layer::kPosix;
-  } else if (cat == "stdio") {
-    f.layer = Layer::kStdio;
-  } else if (cat == "proc" || cat == "dftracer") {
-    f.layer = Layer::kProc;
-  } else {
-    f.layer = Layer::kApp;
+  f.layer = layer_of_category(cat);
+  if (f.layer == Layer::kApp) {
     const std::string ln = lower(raw_name);
     f.is_compute = cat.find("compute") != std::string::npos || ln.find("compute") != std::string::npos;
     // strata's Python layer (python/strata/_auto.py) records one
@@ -65,66 +82,23 @@ FuncInfo classify(std::string_view raw_name, std::string_view category) {
     f.is_loader_wait = ln.size() >= kNext.size() && ln.compare(ln.size() - kNext.size(), kNext.size(), kNext) == 0;
     return f;
   }
-  if (f.layer == Layer::kProc) {
-    f.is_fork = in(n, {"fork", "vfork", "clone"});
+  const auto& index = fn_index();
+  auto it = index.find(base_name(raw_name));
+  if (it == index.end()) return f;  // a call of the layer the table does not count
+  const rt::FnInfo& fi = rt::kFnInfo[static_cast<uint32_t>(it->second)];
+  if (fi.layer == rt::Layer::PROC) {
+    f.layer = Layer::kProc;  // DFTracer files fork under POSIX
+    f.is_fork = it->second == rt::Fn::fork || it->second == rt::Fn::vfork;
     return f;
   }
-  if (f.layer == Layer::kPosix) {
-    if (in(n, {"fork", "vfork", "clone"})) {
-      f.layer = Layer::kProc;  // DFTracer files fork under POSIX
-      f.is_fork = true;
-      return f;
-    }
-    if (in(n, {"open", "open64", "openat", "openat64", "creat", "creat64", "mkstemp", "mkostemp",
-               "mkstemps", "mkostemps"}))
-      f.op = Op::kOpen;
-    else if (in(n, {"dup", "dup2", "dup3"}))
-      f.op = Op::kDup;
-    else if (n == "fileno")
-      f.op = Op::kFileno;
-    else if (n == "close")
-      f.op = Op::kClose;
-    else if (in(n, {"read", "readv", "pread", "pread64", "preadv", "preadv64", "preadv2", "preadv64v2"}))
-      f.op = Op::kRead;
-    else if (in(n, {"write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64", "pwritev2",
-                    "pwritev64v2"}))
-      f.op = Op::kWrite;
-    else if (in(n, {"lseek", "lseek64", "llseek"}))
-      f.op = Op::kSeek;
-    else if (in(n, {"stat", "stat64", "lstat", "lstat64", "fstat", "fstat64", "fstatat", "fstatat64",
-                    "newfstatat", "statx", "xstat", "xstat64", "lxstat", "lxstat64", "fxstat",
-                    "fxstat64", "fxstatat", "fxstatat64"}))
-      f.op = Op::kStat;
-    else if (n == "fsync")
-      f.op = Op::kFsync;
-    else if (n == "fdatasync")
-      f.op = Op::kFdatasync;
-    else if (in(n, {"mmap", "mmap64"}))
-      f.op = Op::kMmap;
-    else if (in(n, {"rename", "renameat", "renameat2"}))
-      f.op = Op::kRenameSrc;
-    f.positional = starts(n, "pread") || starts(n, "pwrite");
-  } else {  // STDIO
-    if (in(n, {"fopen", "fopen64", "freopen", "freopen64"}))
-      f.op = Op::kOpen;
-    else if (n == "fdopen")
-      f.op = Op::kFdopen;
-    else if (n == "fclose")
-      f.op = Op::kClose;
-    else if (in(n, {"fread", "fgets", "fgetc", "getc", "_IO_getc", "getchar", "getw", "fscanf",
-                    "__isoc99_fscanf", "vfscanf", "__isoc99_vfscanf", "getline", "getdelim"}))
-      f.op = Op::kRead;
-    else if (in(n, {"fwrite", "fputs", "fputc", "putc", "_IO_putc", "putchar", "puts", "putw", "fprintf",
-                    "vfprintf", "printf", "vprintf"}))
-      f.op = Op::kWrite;
-    else if (in(n, {"fseek", "fseeko", "fseeko64", "fsetpos", "fsetpos64", "rewind"}))
-      f.op = Op::kSeek;
-    else if (n == "fflush")
-      f.op = Op::kFlush;
-  }
+  // A function counts in its own layer only (a STDIO name under a POSIX
+  // category is not a STDIO call).
+  if (static_cast<uint32_t>(fi.layer) != static_cast<uint32_t>(f.layer) || f.layer == Layer::kProc) return f;
+  f.op = fi.op;
+  f.positional = fi.positional;
   f.is_read = f.op == Op::kRead;
   f.is_write = f.op == Op::kWrite;
-  f.data = f.is_read || f.is_write;
+  f.data = fi.data;
   return f;
 }
 

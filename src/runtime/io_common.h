@@ -66,8 +66,9 @@ inline auto path_op(Fn fn, int dirfd, const char* path, Call call) {
 }
 
 // open/openat/creat: on success the new descriptor is tracked under the path.
+// The mode argument is recorded in the size column (Darshan's POSIX_MODE).
 template <class Call>
-inline int open_op(Fn fn, int dirfd, const char* path, int flags, Call call) {
+inline int open_op(Fn fn, int dirfd, const char* path, int flags, int mode, Call call) {
   IoScope s(fn, Layer::POSIX);
   int fd = call();
   if (!s.on()) {
@@ -79,7 +80,7 @@ inline int open_op(Fn fn, int dirfd, const char* path, int flags, Call call) {
   if (fd >= 0) fd_opened(fd, sid, (flags & O_APPEND) ? kPosFromKernel : 0);
   if (sid == 0) s.drop();
   else if (path_excluded(sid)) s.skip();
-  else s.record(fd, sid, -1, -1, fd);
+  else s.record(fd, sid, -1, mode, fd);
   return fd;
 }
 

@@ -191,6 +191,33 @@ int dup_op(Fn fn, int oldfd, Call call) {
   return r;
 }
 
+// rename family: the event names the source; a successful rename is followed
+// by a "rename.target" event naming the target, with the source's string id in
+// the offset column (Darshan's POSIX_RENAME_TARGETS / POSIX_RENAMED_FROM).
+template <class Call>
+int rename_op(Fn fn, int fromfd, const char* from, int tofd, const char* to, Call call) {
+  IoScope s(fn, P);
+  if (!s.on()) return call();
+  uint32_t sid = path_at(fromfd, from);
+  int r = call();
+  s.stop(r < 0);
+  if (sid == 0) {
+    s.drop();
+  } else if (!path_excluded(sid)) {
+    s.record(-1, sid, -1, -1, r);
+    if (r == 0) {
+      const int saved = errno;
+      const uint32_t to_sid = path_at(tofd, to);
+      errno = saved;
+      if (to_sid != 0 && !path_excluded(to_sid)) {
+        const uint64_t now = now_ticks();
+        record_event(s.thread(), static_cast<uint32_t>(Fn::rename_target), now, now, -1, to_sid, sid, -1, 0, 0);
+      }
+    }
+  }
+  return r;
+}
+
 template <class Call>
 off_t seek_op(Fn fn, int fd, off_t off, Call call) {
   IoScope s(fn, P);
@@ -257,47 +284,47 @@ int open(const char* path, int flags, ...) {
   va_start(ap, flags);
   int mode = mode_arg(flags, ap);
   va_end(ap);
-  return open_op(Fn::open, AT_FDCWD, path, flags, [&] { return REAL(open)(path, flags, mode); });
+  return open_op(Fn::open, AT_FDCWD, path, flags, mode, [&] { return REAL(open)(path, flags, mode); });
 }
 int open64(const char* path, int flags, ...) {
   va_list ap;
   va_start(ap, flags);
   int mode = mode_arg(flags, ap);
   va_end(ap);
-  return open_op(Fn::open64, AT_FDCWD, path, flags, [&] { return REAL(open64)(path, flags, mode); });
+  return open_op(Fn::open64, AT_FDCWD, path, flags, mode, [&] { return REAL(open64)(path, flags, mode); });
 }
 int openat(int dirfd, const char* path, int flags, ...) {
   va_list ap;
   va_start(ap, flags);
   int mode = mode_arg(flags, ap);
   va_end(ap);
-  return open_op(Fn::openat, dirfd, path, flags, [&] { return REAL(openat)(dirfd, path, flags, mode); });
+  return open_op(Fn::openat, dirfd, path, flags, mode, [&] { return REAL(openat)(dirfd, path, flags, mode); });
 }
 int openat64(int dirfd, const char* path, int flags, ...) {
   va_list ap;
   va_start(ap, flags);
   int mode = mode_arg(flags, ap);
   va_end(ap);
-  return open_op(Fn::openat64, dirfd, path, flags, [&] { return REAL(openat64)(dirfd, path, flags, mode); });
+  return open_op(Fn::openat64, dirfd, path, flags, mode, [&] { return REAL(openat64)(dirfd, path, flags, mode); });
 }
 int creat(const char* path, mode_t mode) {
-  return open_op(Fn::creat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, [&] { return REAL(creat)(path, mode); });
+  return open_op(Fn::creat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, static_cast<int>(mode), [&] { return REAL(creat)(path, mode); });
 }
 int creat64(const char* path, mode_t mode) {
-  return open_op(Fn::creat64, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, [&] { return REAL(creat64)(path, mode); });
+  return open_op(Fn::creat64, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, static_cast<int>(mode), [&] { return REAL(creat64)(path, mode); });
 }
 // _FORTIFY_SOURCE entry points are recorded under the name the program used.
 int __open_2(const char* path, int flags) {
-  return open_op(Fn::open, AT_FDCWD, path, flags, [&] { return REAL(__open_2)(path, flags); });
+  return open_op(Fn::open, AT_FDCWD, path, flags, 0, [&] { return REAL(__open_2)(path, flags); });
 }
 int __open64_2(const char* path, int flags) {
-  return open_op(Fn::open64, AT_FDCWD, path, flags, [&] { return REAL(__open64_2)(path, flags); });
+  return open_op(Fn::open64, AT_FDCWD, path, flags, 0, [&] { return REAL(__open64_2)(path, flags); });
 }
 int __openat_2(int dirfd, const char* path, int flags) {
-  return open_op(Fn::openat, dirfd, path, flags, [&] { return REAL(__openat_2)(dirfd, path, flags); });
+  return open_op(Fn::openat, dirfd, path, flags, 0, [&] { return REAL(__openat_2)(dirfd, path, flags); });
 }
 int __openat64_2(int dirfd, const char* path, int flags) {
-  return open_op(Fn::openat64, dirfd, path, flags, [&] { return REAL(__openat64_2)(dirfd, path, flags); });
+  return open_op(Fn::openat64, dirfd, path, flags, 0, [&] { return REAL(__openat64_2)(dirfd, path, flags); });
 }
 
 int close(int fd) {
@@ -443,15 +470,15 @@ int unlink(const char* path) { return path_op(Fn::unlink, AT_FDCWD, path, [&] { 
 int unlinkat(int dirfd, const char* path, int flags) {
   return path_op(Fn::unlinkat, dirfd, path, [&] { return REAL(unlinkat)(dirfd, path, flags); });
 }
-// Renames are recorded under the source path.
+// Renames are recorded under the source path, then "rename.target" (rename_op).
 int rename(const char* from, const char* to) {
-  return path_op(Fn::rename, AT_FDCWD, from, [&] { return REAL(rename)(from, to); });
+  return rename_op(Fn::rename, AT_FDCWD, from, AT_FDCWD, to, [&] { return REAL(rename)(from, to); });
 }
 int renameat(int fromfd, const char* from, int tofd, const char* to) {
-  return path_op(Fn::renameat, fromfd, from, [&] { return REAL(renameat)(fromfd, from, tofd, to); });
+  return rename_op(Fn::renameat, fromfd, from, tofd, to, [&] { return REAL(renameat)(fromfd, from, tofd, to); });
 }
 int renameat2(int fromfd, const char* from, int tofd, const char* to, unsigned int flags) {
-  return path_op(Fn::renameat2, fromfd, from, [&] { return REAL(renameat2)(fromfd, from, tofd, to, flags); });
+  return rename_op(Fn::renameat2, fromfd, from, tofd, to, [&] { return REAL(renameat2)(fromfd, from, tofd, to, flags); });
 }
 
 DIR* opendir(const char* path) {

@@ -35,6 +35,7 @@ namespace {
 STRATA_REAL_DECL(fopen);
 STRATA_REAL_DECL(fopen64);
 STRATA_REAL_DECL(fdopen);
+STRATA_REAL_DECL(fileno);
 STRATA_REAL_DECL(freopen);
 STRATA_REAL_DECL(freopen64);
 STRATA_REAL_DECL(fclose);
@@ -206,6 +207,22 @@ FILE* fopen(const char* path, const char* mode) {
 }
 FILE* fopen64(const char* path, const char* mode) {
   return stream_open(Fn::fopen64, open_path(path), [&] { return REAL(fopen64)(path, mode); });
+}
+// fileno: Darshan counts it as an open of the stream's file in its POSIX
+// record (POSIX_OPENS, POSIX_FILENOS). Recorded in the POSIX layer with the
+// descriptor returned as fd and ret.
+int fileno(FILE* fp) {
+  IoScope s(Fn::fileno, Layer::POSIX);
+  if (!s.on()) return REAL(fileno)(fp);
+  const int r = REAL(fileno)(fp);
+  s.stop(r < 0);
+  FdEntry* e;
+  if (r < 0 || fd_lookup(r, e) != kFdTraced) {
+    s.skip();
+    return r;
+  }
+  s.record(r, e->path.load(std::memory_order_relaxed), -1, -1, r);
+  return r;
 }
 FILE* fdopen(int fd, const char* mode) {
   uint32_t sid = g_hot.active ? fd_path(fd) : 0;

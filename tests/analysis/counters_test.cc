@@ -313,3 +313,46 @@ TEST(Counters, NamesMatchDarshan) {
   EXPECT_EQ(STDIO_NUM_INDICES, 14);
   EXPECT_EQ(STDIO_F_NUM_INDICES, 15);
 }
+
+// ---- the one function table (runtime/functions.h) ------------------------------
+
+#include "analysis/model.h"
+#include "runtime/functions.h"
+
+namespace {
+
+namespace rt = strata::runtime;
+namespace an = strata::analysis;
+
+// The analyzer classifies every function of the table, and every alias, as
+// the table says (the runtime's profile mode reads the same rows).
+TEST(FunctionTable, ClassifyFollowsTheTable) {
+  for (uint32_t i = 1; i < rt::kNumFns; ++i) {
+    const rt::FnInfo& f = rt::kFnInfo[i];
+    an::FuncInfo c = an::classify(f.name, rt::layer_name(f.layer));
+    EXPECT_EQ(static_cast<uint32_t>(c.layer), static_cast<uint32_t>(f.layer)) << f.name;
+    EXPECT_EQ(c.op, f.op) << f.name;
+    EXPECT_EQ(c.positional, f.positional) << f.name;
+    EXPECT_EQ(c.data, f.data) << f.name;
+  }
+  for (const auto& a : rt::kFnAliases) {
+    const rt::FnInfo& f = rt::kFnInfo[static_cast<uint32_t>(a.fn)];
+    an::FuncInfo c = an::classify(a.name, f.layer == rt::Layer::PROC ? "POSIX" : rt::layer_name(f.layer));
+    EXPECT_EQ(c.op, f.op) << a.name;
+    EXPECT_EQ(c.positional, f.positional) << a.name;
+  }
+  // The cases the copies used to disagree on, and DFTracer's spellings.
+  EXPECT_EQ(an::classify("fcntl", "POSIX").op, strata::counters::Op::kDup);
+  EXPECT_EQ(an::classify("fileno", "POSIX").op, strata::counters::Op::kFileno);
+  EXPECT_EQ(an::classify("rename.target", "POSIX").op, strata::counters::Op::kRenameDst);
+  EXPECT_EQ(an::classify("__xstat64", "POSIX").op, strata::counters::Op::kStat);
+  EXPECT_EQ(an::classify("__pread64_chk", "sys").op, strata::counters::Op::kRead);
+  EXPECT_TRUE(an::classify("__pread64_chk", "sys").positional);
+  EXPECT_EQ(an::classify("fread_unlocked", "STDIO").op, strata::counters::Op::kRead);
+  EXPECT_TRUE(an::classify("clone", "POSIX").is_fork);
+  EXPECT_EQ(an::classify("clone", "POSIX").layer, an::Layer::kProc);
+  EXPECT_EQ(an::classify("fopen", "POSIX").op, strata::counters::Op::kNone);  // not a POSIX call
+  EXPECT_EQ(an::classify("read", "dataloader").layer, an::Layer::kApp);
+}
+
+}  // namespace

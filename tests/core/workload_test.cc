@@ -134,9 +134,14 @@ std::vector<Row> expected_rows() {
       {"readdir64", "sub2", X, X, 0, 0},
       {"closedir", "sub2", X, X, 0, 0},
       {"opendir", "nodir", X, X, -1, ENOENT, -1},
+      // a successful rename is followed by "rename.target" naming the target
+      // (offset column: the source's string id)
       {"rename", "sub/f1", X, X, 0, 0},
+      {"rename.target", "sub/g1", X, X, 0, 0},
       {"renameat", "sub/f2", X, X, 0, 0},
+      {"rename.target", "sub/g2", X, X, 0, 0},
       {"renameat2", "sub/f3", X, X, 0, 0},
+      {"rename.target", "sub/g3", X, X, 0, 0},
       {"unlink", "sub/g1", X, X, 0, 0},
       {"unlinkat", "sub/g2", X, X, 0, 0},
       {"unlinkat", "sub/g3", X, X, 0, 0},

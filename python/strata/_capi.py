@@ -70,10 +70,11 @@ def _load():
     if os.environ.get("STRATA_PY_FAST", "1") != "0" and not os.environ.get("STRATA_PY_LIB"):
         try:
             fast = _load_fast()
-        except ImportError:
+            if fast is not None:
+                ENABLED = bool(fast.enabled())
+        except Exception:  # a stale or foreign build: ctypes serves instead
             fast = None
         if fast is not None:
-            ENABLED = bool(fast.enabled())
             if not ENABLED:
                 fast = None
             return
@@ -90,17 +91,16 @@ def _load():
 def _load_fast():
     """strata._fast from $STRATA_PY_NATIVE (set by `strata run`) or beside
     the package, found without globbing; else from native_dirs()."""
+    import importlib.machinery
     here = os.path.dirname(os.path.abspath(__file__))
     for d in (os.environ.get("STRATA_PY_NATIVE"), here):
         if not d:
             continue
-        try:
-            names = os.listdir(d)
-        except OSError:
-            continue
-        for n in sorted(names):
-            if n.startswith("_fast.") and n.endswith(".so"):
-                return _exec_extension("strata._fast", os.path.join(d, n))
+        # Only a build for this interpreter (its own extension suffixes).
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            so = os.path.join(d, "_fast" + suffix)
+            if os.path.exists(so):
+                return _exec_extension("strata._fast", so)
     return load_extension("_fast")
 
 

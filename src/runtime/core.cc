@@ -90,6 +90,16 @@ void read_config() {
   Config& c = g.cfg;
   const char* dir = getenv("STRATA_DIR");
   std::strncpy(c.dir, dir ? dir : "", sizeof(c.dir) - 1);
+  // Relative to where the process started, whatever it chdirs to later.
+  if (c.dir[0] && c.dir[0] != '/') {
+    char abs[kPathMax];
+    long n = sys::getcwd(abs, sizeof(abs));
+    if (n > 0 && std::strlen(abs) + 1 + std::strlen(c.dir) < sizeof(c.dir)) {
+      std::strcat(abs, "/");
+      std::strcat(abs, c.dir);
+      std::strcpy(c.dir, abs);
+    }
+  }
   const char* mode = getenv("STRATA_MODE");
   c.profile_mode = mode && std::strcmp(mode, "profile") == 0;
   // 4 MiB (65,536 events) per thread that records: bursts of several threads

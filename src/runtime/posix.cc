@@ -100,6 +100,7 @@ STRATA_REAL_DECL(dup);
 STRATA_REAL_DECL(dup2);
 STRATA_REAL_DECL(dup3);
 STRATA_REAL_DECL(fcntl);
+STRATA_REAL_DECL(fcntl64);
 STRATA_REAL_DECL(sendfile);
 STRATA_REAL_DECL(sendfile64);
 STRATA_REAL_DECL(copy_file_range);
@@ -215,6 +216,15 @@ int rename_op(Fn fn, int fromfd, const char* from, int tofd, const char* to, Cal
       }
     }
   }
+  return r;
+}
+
+// fcntl: the dup forms are recorded; O_APPEND set later makes the offset the kernel's.
+template <class Call>
+int fcntl_op(int fd, int cmd, void* arg, Call call) {
+  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) return dup_op(Fn::fcntl, fd, call);
+  int r = call();
+  if (cmd == F_SETFL && r == 0 && g_hot.active && (reinterpret_cast<intptr_t>(arg) & O_APPEND)) fd_set_append(fd);
   return r;
 }
 
@@ -526,10 +536,15 @@ int fcntl(int fd, int cmd, ...) {
   va_start(ap, cmd);
   void* arg = va_arg(ap, void*);  // int and pointer arguments share the register
   va_end(ap);
-  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) return dup_op(Fn::fcntl, fd, [&] { return REAL(fcntl)(fd, cmd, arg); });
-  int r = REAL(fcntl)(fd, cmd, arg);
-  if (cmd == F_SETFL && r == 0 && g_hot.active && (reinterpret_cast<intptr_t>(arg) & O_APPEND)) fd_set_append(fd);
-  return r;
+  return fcntl_op(fd, cmd, arg, [&] { return REAL(fcntl)(fd, cmd, arg); });
+}
+// What programs built with -D_FILE_OFFSET_BITS=64 call (glibc >= 2.28).
+int fcntl64(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  return fcntl_op(fd, cmd, arg, [&] { return REAL(fcntl64)(fd, cmd, arg); });
 }
 
 // Copies are recorded against the file read from (the output is often a socket).

@@ -8,6 +8,7 @@
 // mask, SA_RESETHAND, SIG_IGN, which exec keeps) goes to the kernel as it is,
 // and sigaction/signal report the application's own disposition back to it.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -37,12 +38,16 @@ int slot_of(int sig) {
   return -1;
 }
 
-bool is_default(const struct sigaction& a) { return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL; }
+// SIG_DFL is a null handler, whether or not SA_SIGINFO is set.
+bool is_default(const struct sigaction& a) { return a.sa_handler == SIG_DFL; }
 
 void on_fatal_signal(int sig, siginfo_t*, void*) {
   int saved_errno = errno;
-  if (g_hot.active && !g.finalized.load()) {
-    if (ThreadState* t = t_state; t && g_hot.layer_on[static_cast<int>(Layer::PROC)]) {
+  // Only the writer thread can flush safely from a signal handler (a flush on
+  // this thread could find malloc or zstd interrupted), and only in the
+  // process that owns it (not a vfork child borrowing the parent's memory).
+  if (g_hot.active && !g.finalized.load() && writer_thread_running()) {
+    if (ThreadState* t = t_state; t && !t->busy && g_hot.layer_on[static_cast<int>(Layer::PROC)]) {
       uint64_t now = now_ticks();
       record_event(t, static_cast<uint32_t>(Fn::signal_flush), now, now, -1, 0, -1, -1, sig, 0);
     }
@@ -69,6 +74,9 @@ int install_flush_handler(int sig) {
 }  // namespace
 
 void signals_install() {
+  // The kernel drops SIG_DFL signals sent to a (namespace) init from inside:
+  // a handler would make them delivered. Init keeps its dispositions.
+  if (getpid() == 1) return;
   for (int i = 0; i < kNumSignals; ++i) {
     struct sigaction current {};
     if (REAL(sigaction)(kSignals[i], nullptr, &current) != 0) continue;
@@ -113,6 +121,10 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const s
 // glibc's signal() is sigaction with BSD semantics: SA_RESTART, and the signal
 // blocked while its handler runs.
 extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler) {
+  if (handler == SIG_ERR) {
+    errno = EINVAL;
+    return SIG_ERR;
+  }
   struct sigaction act {}, old{};
   act.sa_handler = handler;
   sigemptyset(&act.sa_mask);

@@ -186,7 +186,12 @@ FILE* stream_open(Fn fn, uint32_t sid, Call call) {
   int fd = stream_fd(fp);
   if (fd >= 0) {
     if (fn != Fn::fdopen) fd_opened(fd, sid, 0);
-    else if (FdEntry* e = fd_entry(fd)) e->spos.store(e->pos.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    else if (FdEntry* e = fd_entry(fd)) {
+      // The stream starts at the descriptor's offset (the kernel's when it is shared).
+      int64_t pos = e->pos.load(std::memory_order_relaxed);
+      if (pos == kPosFromKernel) pos = kernel_offset_before(fd, 0);
+      e->spos.store(pos < 0 ? 0 : pos, std::memory_order_relaxed);
+    }
   }
   if (path_excluded(sid)) s.skip();
   else s.record(fd, sid, -1, -1, fd);

@@ -24,6 +24,11 @@ inline long read(int fd, void* p, size_t n) { return syscall(SYS_read, fd, p, n)
 inline long lseek(int fd, long off, int whence) { return syscall(SYS_lseek, fd, off, whence); }
 inline long ftruncate(int fd, long len) { return syscall(SYS_ftruncate, fd, len); }
 inline long pwrite(int fd, const void* p, size_t n, long off) { return syscall(SYS_pwrite64, fd, p, n, off); }
+// A duplicate of fd numbered at least `min` (F_DUPFD_CLOEXEC), or -1.
+inline int dup_at_least(int fd, int min) {
+  long r = syscall(SYS_fcntl, fd, 1030 /*F_DUPFD_CLOEXEC*/, min);
+  return r < 0 ? -1 : static_cast<int>(r);
+}
 inline long fstat(int fd, struct stat* st) { return syscall(SYS_fstat, fd, st); }
 // Gives the calling thread a private copy of the descriptor table and closes
 // every descriptor in that copy (Linux >= 5.9): what the thread opens then is
@@ -36,6 +41,9 @@ inline int getpid() { return static_cast<int>(syscall(SYS_getpid)); }
 inline int getppid() { return static_cast<int>(syscall(SYS_getppid)); }
 inline long getcwd(char* buf, size_t n) { return syscall(SYS_getcwd, buf, n); }
 inline long futex_wake(void* addr) { return syscall(SYS_futex, addr, 1 /*FUTEX_WAKE*/, 1, nullptr, nullptr, 0); }
+inline long futex_wake_all(void* addr) {
+  return syscall(SYS_futex, addr, 1 /*FUTEX_WAKE*/, 0x7fffffff, nullptr, nullptr, 0);
+}
 inline long futex_wait(void* addr, uint32_t expected, const struct timespec* timeout) {
   return syscall(SYS_futex, addr, 0 /*FUTEX_WAIT*/, expected, timeout, nullptr, 0);
 }

@@ -52,10 +52,15 @@ struct WriterState {
   uint64_t last_periodic_ns = 0;
   uint64_t profile_events = ~0ull, profile_ns = 0;  // last PROFILE snapshot
   pthread_t thread{};
-  bool thread_running = false;
+  std::atomic<bool> thread_running{false};
   std::atomic<uint32_t> wake_word{0};
   std::atomic<bool> stop{false};
-  std::atomic<uint32_t> flush_requested{0};  // 1 = flush, 2 = final flush
+  // Flush requests: a ticket count (high bits) and the flags asked for since
+  // the writer last took them (kFlushBit, kFinalBit). The writer takes the
+  // flags and the ticket count at once and, when done, publishes that count
+  // in flush_done_seq: a requester waits until its own ticket is covered, so
+  // a final flush requested during another flush is never taken as done.
+  std::atomic<uint64_t> flush_requested{0};
   std::atomic<uint32_t> flush_done_seq{0};
   std::atomic<WriterTask*> task{nullptr};  // writer_run: a call to make on the writer thread
   std::atomic<uint32_t> task_done_seq{0};
@@ -63,6 +68,8 @@ struct WriterState {
   char path[kPathMax] = {};
 };
 WriterState w;
+constexpr int kHighFd = 512;  // where a transient trace descriptor is moved
+constexpr uint64_t kFlushBit = 1, kFinalBit = 2, kFlagBits = 3, kTicketShift = 2;
 // How long an application thread waits for the writer thread to flush at
 // exit, exec or a fatal signal, or to run a task.
 constexpr int kFlushWaitMs = 10000;
@@ -102,19 +109,14 @@ class FileLease {
     sigset_t pending;
     sigpending(&pending);
     xfsz_was_pending_ = sigismember(&pending, SIGXFSZ);
-    w.fd = -1;
-    if (!w.have_file) return;
-    int fd = sys::open(w.path, O_WRONLY | O_CLOEXEC, 0);
-    if (fd >= 0 && !is_trace_file(fd)) {
-      sys::close(fd);
-      fd = -1;
-    }
-    w.fd = fd;
+    w.fd = -1;  // opened by open_transient() at the first write of this lease
     w.fd_transient = true;
   }
   ~FileLease() {
     if (!transient_) return;
-    if (w.fd >= 0) sys::close(w.fd);
+    // Closed only if it is still the trace file: the program may have closed
+    // and reused the number meanwhile (raw close system calls).
+    if (w.fd >= 0 && is_trace_file(w.fd)) sys::close(w.fd);
     w.fd = -1;
     w.fd_transient = false;
     sigset_t pending;
@@ -139,7 +141,26 @@ class FileLease {
 
 // Appends bytes at the end of the blocks written so far; on failure truncates
 // back so the file stays a sequence of whole blocks, and returns false.
+// Opens the trace file by path for a transient lease, as a high descriptor
+// (rarely one a program counts on getting), and checks it is the file.
+void open_transient() {
+  if (!w.have_file) return;
+  int fd = sys::open(w.path, O_WRONLY | O_CLOEXEC, 0);
+  if (fd < 0) return;
+  int high = sys::dup_at_least(fd, kHighFd);
+  if (high >= 0) {
+    sys::close(fd);
+    fd = high;
+  }
+  if (!is_trace_file(fd)) {
+    sys::close(fd);
+    return;
+  }
+  w.fd = fd;
+}
+
 bool append(const void* data, size_t n) {
+  if (w.fd < 0 && w.fd_transient) open_transient();
   if (w.fd < 0) return false;
   const auto* p = static_cast<const uint8_t*>(data);
   size_t done = 0;
@@ -359,7 +380,7 @@ void drain(uint64_t min_events) {
     uint64_t head = r.head.load(std::memory_order_acquire);
     uint64_t tail = r.tail.load(std::memory_order_relaxed);
     if (head - tail >= min_events && head != tail) {
-      bool dict_ok = w.fd >= 0 && emit_dict();
+      bool dict_ok = w.have_file && emit_dict();
       if (dict_ok) emit_thread_name(s, emitted_name_of(s));
       if (g.cfg.profile_mode) {
         for (; tail != head; ++tail) profile_consume(r.slots[tail & (r.capacity - 1)]);
@@ -430,7 +451,7 @@ void report_unwritable() {
 void flush_locked(bool final_flush) {
   drain(1);
   if (final_flush && !w.have_file && w.create_errno != 0) report_unwritable();
-  if (w.fd < 0) return;
+  if (!w.have_file) return;
   if (g.cfg.profile_mode) write_profile(final_flush);
   write_stats_if_changed(final_flush);
   if (final_flush) write_footer();
@@ -446,14 +467,25 @@ void run_pending_task() {
 
 // One round of the writer loop: a requested flush, the periodic flush, or
 // draining the rings that are half full.
-void writer_round(uint32_t req, uint64_t interval_ns) {
+// Takes the pending flush request: its flags, and the last ticket it covers.
+uint64_t take_flush_request(uint32_t& ticket) {
+  uint64_t v = w.flush_requested.load(std::memory_order_acquire);
+  while (!w.flush_requested.compare_exchange_weak(v, v & ~kFlagBits, std::memory_order_acq_rel)) {
+  }
+  ticket = static_cast<uint32_t>(v >> kTicketShift);
+  return v & kFlagBits;
+}
+
+void writer_round(uint64_t interval_ns) {
+  uint32_t ticket = 0;
+  const uint64_t req = take_flush_request(ticket);
   pthread_mutex_lock(&w.mu);
   if (!g.finalized.load(std::memory_order_acquire)) {
     FileLease lease;
     uint64_t now = mono_ns();
     if (req != 0) {
-      flush_locked(req == 2);
-      if (req == 2) g.finalized.store(true, std::memory_order_release);
+      flush_locked(req & kFinalBit);
+      if (req & kFinalBit) g.finalized.store(true, std::memory_order_release);
       w.last_periodic_ns = now;
     } else if (now - w.last_periodic_ns >= interval_ns) {
       flush_locked(false);
@@ -463,9 +495,8 @@ void writer_round(uint32_t req, uint64_t interval_ns) {
     }
   }
   if (req != 0) {
-    w.flush_requested.store(0, std::memory_order_release);
-    w.flush_done_seq.fetch_add(1, std::memory_order_acq_rel);
-    sys::futex_wake(&w.flush_done_seq);
+    w.flush_done_seq.store(ticket, std::memory_order_release);
+    sys::futex_wake_all(&w.flush_done_seq);
   }
   pthread_mutex_unlock(&w.mu);
 }
@@ -484,14 +515,13 @@ void* writer_main(void*) {
   while (!w.stop.load(std::memory_order_acquire)) {
     run_pending_task();
     uint32_t seen_word = w.wake_word.load(std::memory_order_acquire);
-    uint32_t req = w.flush_requested.load(std::memory_order_acquire);
-    if (req == 0 && w.task.load(std::memory_order_acquire) == nullptr) {
+    if ((w.flush_requested.load(std::memory_order_acquire) & kFlagBits) == 0 &&
+        w.task.load(std::memory_order_acquire) == nullptr) {
       timespec ts{0, 50 * 1000000L};  // wake at least every 50 ms to check the interval
       sys::futex_wait(&w.wake_word, seen_word, &ts);
-      req = w.flush_requested.load(std::memory_order_acquire);
     }
     run_pending_task();
-    writer_round(req, interval_ns);
+    writer_round(interval_ns);
   }
   run_pending_task();
   if (w.private_fd >= 0) sys::close(w.private_fd);
@@ -515,12 +545,20 @@ bool start_thread() {
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
   w.stop.store(false);
+  // Created with every signal blocked, so that none of the program's
+  // signals runs its handler on the writer before it blocks them itself.
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &saved);
   w.thread_running = pthread_create(&w.thread, &attr, writer_main, nullptr) == 0;
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   pthread_attr_destroy(&attr);
   return w.thread_running;
 }
 
 }  // namespace
+
+bool writer_thread_running() { return w.thread_running.load(std::memory_order_acquire) && sys::getpid() == g.pid; }
 
 bool writer_start() {
   allocate_buffers();
@@ -542,7 +580,7 @@ void writer_wake() {
 }
 
 void writer_flush(bool final_flush) {
-  if (w.thread_running && !t_is_writer) {
+  if (writer_thread_running() && !t_is_writer) {
     writer_request_flush(final_flush, kFlushWaitMs);
     return;
   }
@@ -556,7 +594,7 @@ void writer_flush(bool final_flush) {
 }
 
 void writer_request_flush(bool final_flush, int timeout_ms) {
-  if (!w.thread_running) {
+  if (!writer_thread_running()) {
     if (pthread_mutex_trylock(&w.mu) == 0) {
       if (!g.finalized.load()) {
         FileLease lease;
@@ -567,18 +605,25 @@ void writer_request_flush(bool final_flush, int timeout_ms) {
     }
     return;
   }
-  uint32_t before = w.flush_done_seq.load(std::memory_order_acquire);
-  w.flush_requested.store(final_flush ? 2 : 1, std::memory_order_release);
+  const uint64_t flag = final_flush ? kFinalBit : kFlushBit;
+  uint64_t v = w.flush_requested.load(std::memory_order_relaxed), next;
+  do {
+    next = (((v >> kTicketShift) + 1) << kTicketShift) | (v & kFlagBits) | flag;
+  } while (!w.flush_requested.compare_exchange_weak(v, next, std::memory_order_acq_rel));
+  const uint32_t ticket = static_cast<uint32_t>(next >> kTicketShift);
   writer_wake();
   for (int waited = 0; waited < timeout_ms; waited += 10) {
-    if (w.flush_done_seq.load(std::memory_order_acquire) != before) return;
+    uint32_t done = w.flush_done_seq.load(std::memory_order_acquire);
+    if (static_cast<int32_t>(done - ticket) >= 0) return;
     timespec ts{0, 10 * 1000000L};
-    sys::futex_wait(&w.flush_done_seq, before, &ts);
+    sys::futex_wait(&w.flush_done_seq, done, &ts);
   }
 }
 
 void writer_run(void (*fn)(void*), void* arg) {
-  if (!w.thread_running || t_is_writer) return;
+  // A vfork child shares the parent's memory and a clone() child without
+  // CLONE_VM ran no fork handlers: neither owns the writer thread it sees.
+  if (!w.thread_running || t_is_writer || sys::getpid() != g.pid) return;
   pthread_mutex_lock(&w.task_mu);
   WriterTask task{fn, arg};
   uint32_t before = w.task_done_seq.load(std::memory_order_acquire);
@@ -627,6 +672,7 @@ void writer_child_after_fork() {
   w.last_stats_written = w.last_stats_dropped = ~0ull;
   w.thread_running = false;
   w.flush_requested.store(0);
+  w.flush_done_seq.store(0);
   seen->clear();
   profile_reset();
   w.last_periodic_ns = mono_ns();

@@ -16,6 +16,9 @@ void writer_prepare_fork();
 void writer_parent_after_fork();
 void writer_child_after_fork();      // new file for the child, fresh thread
 void writer_wake();
+// True in the process that owns a running writer thread (not in a vfork or
+// clone child that only sees the parent's state).
+bool writer_thread_running();
 uint64_t writer_dropped_total();
 // Runs fn(arg) on the writer thread and waits for it (bounded): for calls
 // that change per-thread kernel state, such as capabilities, which the writer

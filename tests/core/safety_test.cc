@@ -185,6 +185,21 @@ TEST(Safety, CredentialChangesKeepThreadsInAgreement) {
   EXPECT_EQ(traced.signal, 0);
 }
 
+// prctl/capset are repeated on the writer thread only for the process that
+// owns it: a vfork child's changes stay the child's (the parent's setuid
+// then succeeds), and a clone() child without CLONE_VM does not wait for a
+// writer thread it does not have.
+TEST(Safety, CredentialCallsOfChildrenStayTheChildrens) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  TempDir tmp;
+  Compared c = run_both(tmp, "vforkcaps");
+  expect_same(c);
+  EXPECT_EQ(c.traced.run.out, "setuid 0\nno_new_privs 0\n");
+  Compared k = run_both(tmp, "clonekeep");
+  expect_same(k);
+  EXPECT_EQ(k.traced.run.out, "prctl in clone child under a second: 1\n");
+}
+
 // multiprocessing.Pool.terminate() SIGTERMs its workers: what they read
 // before is in the trace, for each start method.
 TEST(Safety, PoolTerminateKeepsWorkerEvents) {

@@ -11,6 +11,8 @@
 //   hostile oldaction      sigaction reports back what the program installed
 //   hostile fsize OUT      RLIMIT_FSIZE 4096: writes 1000 bytes to OUT, exits 7
 //   hostile offsets OUT    O_APPEND writes, dup'ed and fork-shared descriptors
+//   hostile vforkcaps      a vfork child drops its capabilities; the parent then setuid()s
+//   hostile clonekeep      a clone() child (no CLONE_VM) calls prctl: how long it takes
 //   hostile longpath DIR   20 opens of a file whose absolute path exceeds 4096 bytes
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -226,6 +231,42 @@ static int longpath(const char* dir) {
   return 0;
 }
 
+static int vforkcaps(void) {
+  pid_t child = vfork();
+  if (child == 0) {
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    memset(d, 0, sizeof d);
+    syscall(SYS_capset, &h, d);  // the child's own capabilities only
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    _exit(0);
+  }
+  waitpid(child, NULL, 0);
+  printf("setuid %d\n", setuid(65534));
+  printf("no_new_privs %d\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+  return 0;
+}
+
+static char clone_stack[64 * 1024];
+static int clone_child(void* arg) {
+  (void)arg;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  double s = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+  printf("prctl in clone child under a second: %d\n", s < 1.0);
+  fflush(stdout);
+  return 0;
+}
+
+static int clonekeep(void) {
+  pid_t child = clone(clone_child, clone_stack + sizeof clone_stack, SIGCHLD, NULL);
+  if (child < 0) return 2;
+  waitpid(child, NULL, 0);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -241,5 +282,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "fsize")) return fsize(out);
   if (!strcmp(mode, "offsets")) return offsets(out);
   if (!strcmp(mode, "longpath")) return longpath(out);
+  if (!strcmp(mode, "vforkcaps")) return vforkcaps();
+  if (!strcmp(mode, "clonekeep")) return clonekeep();
   return 2;
 }

@@ -517,7 +517,13 @@ void* writer_main(void*) {
     uint32_t seen_word = w.wake_word.load(std::memory_order_acquire);
     if ((w.flush_requested.load(std::memory_order_acquire) & kFlagBits) == 0 &&
         w.task.load(std::memory_order_acquire) == nullptr) {
-      timespec ts{0, 50 * 1000000L};  // wake at least every 50 ms to check the interval
+      // Sleeps until the next periodic flush unless woken (a ring half full,
+      // a flush request, a task). Every wake-up runs this thread on another
+      // core, which then takes part in the process's TLB flushes: waking
+      // every 50 ms made a DataLoader job 7.7% slower on this VM.
+      const uint64_t since = mono_ns() - w.last_periodic_ns;
+      const uint64_t left = since < interval_ns ? interval_ns - since : 1000000;
+      timespec ts{static_cast<time_t>(left / 1000000000ull), static_cast<long>(left % 1000000000ull)};
       sys::futex_wait(&w.wake_word, seen_word, &ts);
     }
     run_pending_task();

@@ -14,6 +14,9 @@
 #include <stdint.h>
 
 static int (*p_enabled)(void);
+static void (*p_thread_name)(const char*);
+static void (*p_set_metadata)(const char*, const char*);
+static void (*p_flush)(void);
 static uint64_t (*p_now)(void);
 static void (*p_complete)(const char*, const char*, uint64_t, uint64_t);
 static void (*p_complete_io)(const char*, const char*, uint64_t, uint64_t, const char*, int64_t, int64_t);
@@ -40,6 +43,34 @@ static PyObject* f_enabled(PyObject* self, PyObject* const* args, Py_ssize_t n) 
   (void)self; (void)args;
   if (need_args("enabled", n, 0)) return NULL;
   return PyBool_FromLong(p_enabled());
+}
+
+static PyObject* f_thread_name(PyObject* self, PyObject* const* a, Py_ssize_t n) {
+  (void)self;
+  if (need_args("thread_name", n, 1)) return NULL;
+  const char* name = as_str(a[0]);
+  if (!name) return NULL;
+  p_thread_name(name);
+  Py_RETURN_NONE;
+}
+
+static PyObject* f_set_metadata(PyObject* self, PyObject* const* a, Py_ssize_t n) {
+  (void)self;
+  if (need_args("set_metadata", n, 2)) return NULL;
+  const char* key = as_str(a[0]);
+  const char* value = key ? as_str(a[1]) : NULL;
+  if (!key || !value) return NULL;
+  p_set_metadata(key, value);
+  Py_RETURN_NONE;
+}
+
+static PyObject* f_flush(PyObject* self, PyObject* const* a, Py_ssize_t n) {
+  (void)self; (void)a;
+  if (need_args("flush", n, 0)) return NULL;
+  Py_BEGIN_ALLOW_THREADS
+  p_flush();
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
 }
 
 static PyObject* f_now(PyObject* self, PyObject* const* args, Py_ssize_t n) {
@@ -136,6 +167,10 @@ static PyObject* f_tag_restore(PyObject* self, PyObject* const* a, Py_ssize_t n)
 
 static PyMethodDef methods[] = {
     {"enabled", (PyCFunction)(void (*)(void))f_enabled, METH_FASTCALL, "strata_enabled() -> bool"},
+    {"thread_name", (PyCFunction)(void (*)(void))f_thread_name, METH_FASTCALL, "thread_name(name: bytes)"},
+    {"set_metadata", (PyCFunction)(void (*)(void))f_set_metadata, METH_FASTCALL,
+     "set_metadata(key: bytes, value: bytes)"},
+    {"flush", (PyCFunction)(void (*)(void))f_flush, METH_FASTCALL, "flush()"},
     {"now", (PyCFunction)(void (*)(void))f_now, METH_FASTCALL, "strata_now()"},
     {"complete", (PyCFunction)(void (*)(void))f_complete, METH_FASTCALL,
      "complete(name: bytes, cat: bytes, start_ns, dur_ns)"},
@@ -164,6 +199,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fast",
 
 PyMODINIT_FUNC PyInit__fast(void) {
   LOOKUP(p_enabled, "strata_enabled");
+  LOOKUP(p_thread_name, "strata_thread_name");
+  LOOKUP(p_set_metadata, "strata_set_metadata");
+  LOOKUP(p_flush, "strata_flush");
   LOOKUP(p_now, "strata_now");
   LOOKUP(p_complete, "strata_complete");
   LOOKUP(p_complete_io, "strata_complete_io");

@@ -101,18 +101,18 @@ def counter(name, value):
 
 def set_metadata(key, value):
     if ENABLED:
-        _capi.lib.strata_set_metadata(_b(key), str(value).encode("utf-8", "surrogateescape"))
+        _capi.set_metadata(_b(key), str(value).encode("utf-8", "surrogateescape"))
 
 
 def thread_name(name):
     if ENABLED:
-        _capi.lib.strata_thread_name(str(name).encode("utf-8", "surrogateescape"))
+        _capi.thread_name(str(name).encode("utf-8", "surrogateescape"))
 
 
 def flush():
     """Writes every buffered event of this process to disk now."""
     if ENABLED:
-        _capi.lib.strata_flush()
+        _capi.flush()
 
 
 def _set_tags(kv):

@@ -348,8 +348,8 @@ def _patch_dataloader(torch):
             _tag_set_int(K_WORKER, worker_id)
             _tag_set_int(K_EPOCH, epoch)
             _tag_unset(K_STEP)
-            _capi.lib.strata_thread_name(b"DataLoader worker %d" % worker_id)
-            _capi.lib.strata_set_metadata(b"dataloader_worker", b"%d" % worker_id)
+            _capi.thread_name(b"DataLoader worker %d" % worker_id)
+            _capi.set_metadata(b"dataloader_worker", b"%d" % worker_id)
             a["index_queue"] = _IndexQueue(a["index_queue"], st, resume_cls)
             a["data_queue"] = _DataQueue(a["data_queue"], st)
             args, kwargs = ba.args, ba.kwargs
@@ -361,7 +361,7 @@ def _patch_dataloader(torch):
         finally:
             _tag_unset(K_STEP)
             _complete(b"dataloader.worker", CAT_LOADER, t0, _now() - t0)
-            _capi.lib.strata_flush()  # workers leave through os._exit
+            _capi.flush()  # workers leave through os._exit
 
     wk._worker_loop = _worker_loop
 

@@ -161,6 +161,20 @@ def load_extension(name):
 _load()
 
 
+def thread_name(name):
+    """strata_thread_name(bytes), without ctypes when _fast is there (forked
+    DataLoader workers would otherwise each import ctypes)."""
+    (fast.thread_name if fast is not None else _ctypes_lib().strata_thread_name)(name)
+
+
+def set_metadata(key, value):
+    (fast.set_metadata if fast is not None else _ctypes_lib().strata_set_metadata)(key, value)
+
+
+def flush():
+    (fast.flush if fast is not None else _ctypes_lib().strata_flush)()
+
+
 def hot_calls():
     """The C API calls made per event, as a namespace: from strata._fast when
     built (no ctypes argument conversion), else the ctypes bindings. Only

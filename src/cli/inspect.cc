@@ -115,6 +115,21 @@ TraceSummary summarize(const std::string& path) {
   return s;
 }
 
+// ,"key":[item,item...] with each item written by `write`.
+template <class Items, class Write>
+void json_array(convert::JsonOut& j, const char* key, const Items& items, Write write) {
+  j.raw(",\"");
+  j.raw(key);
+  j.raw("\":[");
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) j.ch(',');
+    first = false;
+    write(item);
+  }
+  j.ch(']');
+}
+
 void print_json(const std::string& path, const TraceSummary& s) {
   convert::FileSink sink(stdout);
   convert::JsonOut j(sink);
@@ -137,36 +152,25 @@ void print_json(const std::string& path, const TraceSummary& s) {
   j.u64(s.profiled_events);
   j.raw(",\"incomplete_files\":");
   j.u64(s.incomplete_files);
-  j.raw(",\"writing_pids\":[");
-  for (size_t i = 0; i < s.writing_pids.size(); ++i) {
-    if (i) j.ch(',');
-    j.i64(s.writing_pids[i]);
-  }
-  j.ch(']');
-  j.raw(",\"unwritable\":[");
-  for (size_t i = 0; i < s.unwritable.size(); ++i) {
-    if (i) j.ch(',');
+  json_array(j, "writing_pids", s.writing_pids, [&](int64_t pid) { j.i64(pid); });
+  json_array(j, "unwritable", s.unwritable, [&](const TraceSummary::Unwritable& u) {
     j.raw("{\"pid\":");
-    j.i64(s.unwritable[i].pid);
+    j.i64(u.pid);
     j.raw(",\"errno\":");
-    j.i64(s.unwritable[i].err);
+    j.i64(u.err);
     j.raw(",\"lost\":");
-    j.u64(s.unwritable[i].lost);
+    j.u64(u.lost);
     j.raw(",\"exe\":");
-    j.str(s.unwritable[i].exe);
+    j.str(u.exe);
     j.ch('}');
-  }
-  j.ch(']');
-  j.raw(",\"skipped\":[");
-  for (size_t i = 0; i < s.skipped.size(); ++i) {
-    if (i) j.ch(',');
+  });
+  json_array(j, "skipped", s.skipped, [&](const reader::TraceReader::Skipped& k) {
     j.raw("{\"file\":");
-    j.str(s.skipped[i].file);
+    j.str(k.file);
     j.raw(",\"why\":");
-    j.str(s.skipped[i].why);
+    j.str(k.why);
     j.ch('}');
-  }
-  j.raw("]");
+  });
   j.raw(",\"span_ns\":");
   j.i64(s.last_ns - s.first_ns);
   for (auto [key, map] : {std::pair{"by_category", &s.by_category}, std::pair{"by_name", &s.by_name}}) {

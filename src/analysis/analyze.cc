@@ -14,11 +14,7 @@
 #include <mutex>
 #include <thread>
 
-#include "analysis/pfw_source.h"
-#include "importer/detect.h"
-#ifdef STRATA_ANALYSIS_HAVE_READER
-#include "analysis/strata_source.h"
-#endif
+#include "analysis/open_source.h"
 
 namespace strata::analysis {
 
@@ -48,22 +44,6 @@ int64_t parse_size(const std::string& s) {
   else return -1;
   if (v < 0) return -1;
   return static_cast<int64_t>(v * m);
-}
-
-static std::unique_ptr<Source> open_source(const std::string& input) {
-  importer::Detected d = importer::detect_input(input);
-  switch (d.kind) {
-    case importer::InputKind::kStrata:
-#ifdef STRATA_ANALYSIS_HAVE_READER
-      return std::make_unique<StrataSource>(input);
-#else
-      throw InputError(input + ": strata traces need the reader library (not built)");
-#endif
-    case importer::InputKind::kDftracer:
-      return std::make_unique<PfwSource>(input);
-    default:
-      throw InputError(d.why);
-  }
 }
 
 Job analyze_job(const AnalyzeOptions& opts) {

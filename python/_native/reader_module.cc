@@ -26,6 +26,10 @@
 #include "format/format.h"
 #include "runtime/functions.h"
 #include "strata/reader.h"
+#ifdef STRATA_PY_HAVE_ANALYSIS
+#include "analysis/pass.h"
+namespace sa = strata::analysis;
+#endif
 
 namespace py = pybind11;
 using namespace strata::reader;
@@ -507,6 +511,72 @@ py::list layers_table() {
   return out;
 }
 
+#ifdef STRATA_PY_HAVE_ANALYSIS
+// The analysis passes, piece by piece, for strata.dask (analysis/pass.h):
+// the options are those of `strata analyze` that change figures.
+static sa::AnalyzeOptions analysis_options(const std::string& input, const std::string& by,
+                                           int64_t stage_capacity, double stage_speedup, int top) {
+  sa::AnalyzeOptions o;
+  o.input = input;
+  o.by = by;
+  o.stage_capacity = stage_capacity;
+  o.stage_speedup = stage_speedup;
+  o.top = top;
+  o.threads = 1;
+  return o;
+}
+
+static void bind_analysis(py::module_& m) {
+  static py::exception<sa::InputError> input_error(m, "InputError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const sa::InputError& e) {
+      PyErr_SetString(input_error.ptr(), e.what());
+    }
+  });
+#define STRATA_OPTS                                                                                        \
+  py::arg("by") = "", py::arg("stage_capacity") = -1, py::arg("stage_speedup") = 4.0, py::arg("top") = 20
+  m.def("analysis_units", &sa::list_units, py::arg("input"),
+        "the units (process files) of an input, in the order the passes merge them");
+  m.def(
+      "analyze_unit",
+      [](const std::string& input, size_t unit, const std::string& by, int64_t cap, double speedup, int top) {
+        std::string b;
+        {
+          py::gil_scoped_release nogil;
+          b = sa::analyze_unit_bytes(analysis_options(input, by, cap, speedup, top), unit);
+        }
+        return py::bytes(b);
+      },
+      py::arg("input"), py::arg("unit"), STRATA_OPTS, "the passes' state of one unit, as bytes");
+  m.def(
+      "merge_states",
+      [](const std::string& input, const py::bytes& a, const py::bytes& b, const std::string& by, int64_t cap,
+         double speedup, int top) {
+        std::string sa_ = a, sb = b;
+        std::string r;
+        {
+          py::gil_scoped_release nogil;
+          r = sa::merge_bytes(analysis_options(input, by, cap, speedup, top), sa_, sb);
+        }
+        return py::bytes(r);
+      },
+      py::arg("input"), py::arg("first"), py::arg("later"), STRATA_OPTS,
+      "the state of units `first` followed by units `later`");
+  m.def(
+      "analysis_report",
+      [](const std::string& input, const py::bytes& state, bool json, const std::string& by, int64_t cap,
+         double speedup, int top) {
+        std::string s = state;
+        return sa::report_from_bytes(analysis_options(input, by, cap, speedup, top), s, json);
+      },
+      py::arg("input"), py::arg("state"), py::arg("json") = true, STRATA_OPTS,
+      "the report of `strata analyze` (JSON or text) from a merged state");
+#undef STRATA_OPTS
+}
+#endif
+
 PYBIND11_MODULE(_reader, m) {
   m.doc() = "strata trace decoding into numpy columns (see strata.read_trace)";
   static py::exception<FormatError> format_error(m, "FormatError", PyExc_ValueError);
@@ -537,4 +607,7 @@ PYBIND11_MODULE(_reader, m) {
   m.def("functions", &functions_table, "the runtime's table of recorded functions (list of dicts)");
   m.def("layers", &layers_table, "the runtime's table of layers (list of dicts)");
   m.def("list_trace_files", &list_trace_files, py::arg("path"));
+#ifdef STRATA_PY_HAVE_ANALYSIS
+  bind_analysis(m);
+#endif
 }

@@ -235,3 +235,41 @@ def by_process(df):
     out = _compute(_gb(d, ["pid", "cat"]).agg({"one": "sum", "dur": "sum"}))
     out.columns = ["count", "total_ns"]
     return _finish(out, ["pid", "cat"])
+
+
+# ---- strata analyze on a cluster: the same passes, one task per unit ------------
+
+def _unit_state(path, unit, opts):
+    return _frame._load_native().analyze_unit(path, unit, **opts)
+
+
+def _merge_states(path, first, later, opts):
+    return _frame._load_native().merge_states(path, first, later, **opts)
+
+
+def analyze(path, json=True, by="", stage_capacity=-1, stage_speedup=4.0, top=20, scheduler=None):
+    """The report of `strata analyze PATH [--json]`, computed by Dask: each
+    unit (process file of a strata trace, .pfw file of a DFTracer trace) is
+    analysed by the analyzer's own passes in one task, the states are merged
+    pairwise in unit order (a tree of merges), and the report is rendered from
+    the merged state. The result equals `strata analyze`'s output for the same
+    options; the trace must be readable by the workers at the same path.
+    Uses the active distributed Client if there is one (or `scheduler`)."""
+    import dask
+    native = _frame._load_native()
+    if not hasattr(native, "analyze_unit"):
+        raise RuntimeError("this build of strata._reader has no analysis bindings (sanitizer build)")
+    path = os.path.abspath(os.fspath(path))
+    opts = dict(by=by, stage_capacity=int(stage_capacity), stage_speedup=float(stage_speedup), top=int(top))
+    units = native.analysis_units(path)
+    if not units:
+        raise ValueError(f"{path}: no trace files to analyse")
+    states = [dask.delayed(_unit_state, pure=True)(path, i, opts) for i in range(len(units))]
+    while len(states) > 1:
+        merged = [dask.delayed(_merge_states, pure=True)(path, states[k], states[k + 1], opts)
+                  for k in range(0, len(states) - 1, 2)]
+        if len(states) % 2:
+            merged.append(states[-1])
+        states = merged
+    state = states[0].compute(scheduler=scheduler)
+    return native.analysis_report(path, state, json, **opts)

@@ -8,6 +8,7 @@
 #include <set>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -138,7 +139,14 @@ struct Job {
   uint64_t events = 0;
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
   std::string source_kind;
+  bool finished = false;  // job-wide notes added (the io pass's finish)
 };
+
+// Appends `later` (the units after a's) to a; later is left empty.
+void merge_jobs(Job& a, Job& later);
+// A Job as bytes and back (serial.h; interval sets keep only their measure).
+std::string save_job(const Job& job);
+void load_job(std::string_view bytes, Job& job);  // throws std::runtime_error
 
 class UnitAgg : public UnitConsumer {
  public:

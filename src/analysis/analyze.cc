@@ -12,9 +12,11 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "analysis/open_source.h"
+#include "analysis/pass.h"
 
 namespace strata::analysis {
 
@@ -44,67 +46,6 @@ int64_t parse_size(const std::string& s) {
   else return -1;
   if (v < 0) return -1;
   return static_cast<int64_t>(v * m);
-}
-
-Job analyze_job(const AnalyzeOptions& opts) {
-  std::unique_ptr<Source> src = open_source(opts.input);
-  Job job;
-  job.source_kind = src->kind();
-  AggConfig cfg;
-  cfg.by_key = opts.by;
-  const size_t nunits = src->units().size();
-  unsigned nthreads = opts.threads > 0 ? static_cast<unsigned>(opts.threads)
-                                       : std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
-  nthreads = static_cast<unsigned>(std::min<size_t>(nthreads, nunits));
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  std::string first_error;
-  // Merge in unit order so results do not depend on thread timing.
-  std::vector<std::unique_ptr<UnitAgg>> done(nunits);
-  size_t merged = 0;
-  auto worker = [&]() {
-    while (true) {
-      size_t i = next.fetch_add(1);
-      if (i >= nunits) return;
-      {
-        std::lock_guard<std::mutex> lk(mu);
-        if (!first_error.empty()) return;
-      }
-      auto agg = std::make_unique<UnitAgg>(cfg);
-      try {
-        src->read_unit(i, *agg);
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lk(mu);
-        if (first_error.empty()) first_error = e.what();
-        return;
-      }
-      std::lock_guard<std::mutex> lk(mu);
-      done[i] = std::move(agg);
-      while (merged < nunits && done[merged]) {
-        done[merged]->merge_into(job);
-        done[merged].reset();
-        ++merged;
-      }
-    }
-  };
-  if (nthreads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> ts;
-    for (unsigned t = 0; t < nthreads; ++t) ts.emplace_back(worker);
-    for (auto& t : ts) t.join();
-  }
-  if (!first_error.empty()) throw InputError(first_error);
-  if (!job.sizes_known)
-    job.warnings.push_back(
-        "sizes unknown: the DFTracer trace has no arguments (DFTRACER_INC_METADATA was off); "
-        "counts and times are exact, bytes, offsets and sizes are not recorded");
-  uint64_t clipped = 0;
-  for (auto& p : job.procs) clipped += p.clipped;
-  if (clipped)
-    job.warnings.push_back(std::to_string(clipped) +
-                           " intervals reached back past the bounded interval window; unions are lower bounds");
-  return job;
 }
 
 const char* role_name(Role r) {
@@ -586,9 +527,9 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
     err << "strata analyze: no trace given\n";
     return 2;
   }
-  Job job;
+  std::optional<Analysis> analysis;
   try {
-    job = analyze_job(opts);
+    analysis.emplace(run_passes(opts));
   } catch (const InputError& e) {
     err << "strata analyze: " << e.what() << "\n";
     return 1;
@@ -596,6 +537,7 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
     err << "strata analyze: " << opts.input << ": " << e.what() << "\n";
     return 1;
   }
+  const Job& job = analysis->job();
   if (!opts.html.empty()) {
     std::ofstream f(opts.html);
     if (!f) {
@@ -612,9 +554,9 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
   if (opts.darshan)
     write_darshan(job, out);
   else if (opts.json)
-    write_json(job, opts, out);
+    analysis->write_json(out);
   else if (opts.html.empty())
-    write_text(job, opts, out);
+    analysis->write_text(out);
   // Output to a full disk must not look like success.
   out.flush();
   if (out.fail() || (&out == &std::cout && (std::fflush(stdout) != 0 || std::ferror(stdout)))) {

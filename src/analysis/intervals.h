@@ -42,6 +42,15 @@ class IntervalSet {
   size_t size() const { return v_.size(); }
   const std::vector<std::pair<int64_t, int64_t>>& intervals() const { return v_; }
   bool empty() const { return v_.empty() && sealed_ == 0; }
+  // A set that only answers measure() and clipped(): what a saved and
+  // reloaded pass state keeps of it (serial.h). Later inserts are clipped.
+  void freeze(int64_t measure, uint64_t clipped) {
+    v_.clear();
+    v_.shrink_to_fit();
+    sealed_ = measure;
+    sealed_end_ = INT64_MAX;
+    clipped_ = clipped;
+  }
 
   // Measure of the intersection with another set (live intervals only;
   // sealed parts of either set are not intersected).

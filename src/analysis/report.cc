@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "analysis/analyze.h"
+#include "analysis/report_sections.h"
 #include "format/json_escape.h"
 
 namespace strata::analysis {
@@ -183,8 +184,8 @@ void print_dl_summary(const Job& job, std::ostream& out) {
 
 }  // namespace
 
-void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
-  Totals t = totals(job);
+void text_header([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
+
   out << "strata analyze: " << o.input << " (" << job.source_kind << ", " << job.units.size() << " file(s), "
       << job.events << " events)\n";
   for (auto& w : job.warnings) out << "warning: " << w << "\n";
@@ -194,7 +195,14 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
     for (auto& f : job.approximate) out << (i++ ? ", " : "") << f;
     out << " (DFTracer aggregated records: counts and bytes exact, per-call values from min/max/sum)\n";
   }
+}
+
+void text_dl([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   print_dl_summary(job, out);
+}
+
+void text_summary([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
+  Totals t = totals(job);
   out << "\n== Job summary ==\n";
   out << "processes " << job.procs.size() << ", threads " << t.threads << ", hosts " << std::max<size_t>(1, t.hosts.size())
       << ", ranks " << t.ranks.size() << ", wall time " << fmt_s(t.wall) << "\n";
@@ -214,7 +222,9 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   } else {
     out << "bytes read/written: unknown (the trace records no sizes)\n";
   }
+}
 
+void text_functions([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   out << "\n== Functions ==\n";
   std::vector<const FuncStats*> fsv;
   for (auto& [k, f] : job.funcs) fsv.push_back(&f);
@@ -233,7 +243,9 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
                   q(-1).c_str(), q(0.25).c_str(), q(0.5).c_str(), q(0.75).c_str(), q(-2).c_str());
     out << line;
   }
+}
 
+void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   out << "\n== Files (by I/O time) ==\n";
   std::vector<DatasetDir> dirs = dataset_dirs(job);
   std::set<std::pair<std::string, Role>> rolled;
@@ -307,7 +319,10 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
     (pids.size() > 1 ? shared : fpp)++;
   }
   out << "\nI/O strategy: " << fpp << " file(s) accessed by one process, " << shared << " shared file(s)\n";
+}
 
+void text_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
+  char line[512];
   auto print_tags = [&](const char* title, const std::map<std::string, TagAgg>& m) {
     out << "\n== " << title << " ==\n";
     std::snprintf(line, sizeof line, "  %-12s %10s %10s %10s %14s %14s %14s %14s\n", "value", "reads", "writes", "meta",
@@ -341,7 +356,10 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   if (!o.by.empty()) print_tags(("by " + o.by).c_str(), job.by_tag);
   if (!job.by_epoch.empty() && o.by != "epoch") print_tags("by epoch", job.by_epoch);
   // The first epoch against the others: in the deep-learning summary above.
+}
 
+void text_sizes([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
+  char line[512];
   // Access size histogram (POSIX, Darshan buckets) as text bars.
   if (job.sizes_known) {
     int64_t hist[10] = {};
@@ -359,7 +377,9 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
       }
     }
   }
+}
 
+void text_staging([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   if (o.stage_capacity >= 0) {
     StageAdvice a = stage_advice(job, o.stage_capacity, o.stage_speedup);
     out << "\n== Staging advice (capacity " << fmt_bytes(o.stage_capacity) << ", fast tier x" << o.stage_speedup << ") ==\n";
@@ -398,8 +418,7 @@ void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   }
 }
 
-void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
-  Totals t = totals(job);
+void json_header([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   out << "{\n \"input\": " << json_str(o.input) << ",\n \"source\": " << json_str(job.source_kind)
       << ",\n \"events\": " << job.events << ",\n \"sizes_known\": " << (job.sizes_known ? "true" : "false")
       << ",\n \"warnings\": [";
@@ -409,7 +428,12 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
     size_t i = 0;
     for (auto& f : job.approximate) out << (i++ ? "," : "") << json_str(f);
   }
-  out << "],\n \"summary\": {\"processes\": " << job.procs.size() << ", \"threads\": " << t.threads
+  out << "]";
+}
+
+void json_summary([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
+  Totals t = totals(job);
+  out << ",\n \"summary\": {\"processes\": " << job.procs.size() << ", \"threads\": " << t.threads
       << ", \"hosts\": " << std::max<size_t>(1, t.hosts.size()) << ", \"ranks\": " << t.ranks.size()
       << ", \"wall_ns\": " << t.wall << ", \"io_ns\": " << t.io << ", \"posix_ns\": " << t.posix
       << ", \"stdio_ns\": " << t.stdio << ", \"meta_ns\": " << t.meta << ", \"data_ns\": " << t.data
@@ -429,7 +453,11 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
     for (size_t k = 0; k < p.children.size(); ++k) out << (k ? "," : "") << p.children[k];
     out << "]}";
   }
-  out << "],\n \"functions\": [";
+  out << "]";
+}
+
+void json_functions([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
+  out << ",\n \"functions\": [";
   bool first = true;
   for (auto& [k, f] : job.funcs) {
     out << (first ? "\n  " : ",\n  ") << "{\"name\": " << json_str(f.name) << ", \"category\": " << json_str(f.category)
@@ -444,8 +472,12 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
     out << "}";
     first = false;
   }
-  out << "],\n \"files\": [";
-  first = true;
+  out << "]";
+}
+
+void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
+  out << ",\n \"files\": [";
+  bool first = true;
   for (auto& [k, f] : job.files) {
     FileVerdict v = classify_file(f, job);
     out << (first ? "\n  " : ",\n  ") << "{\"path\": " << json_str(f.path) << ", \"role\": " << json_str(role_name(v.role))
@@ -463,6 +495,9 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
     first = false;
   }
   out << "]";
+}
+
+void json_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   auto tags = [&](const char* name, const std::map<std::string, TagAgg>& m) {
     out << ",\n \"" << name << "\": {";
     bool f1 = true;
@@ -480,6 +515,9 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   };
   if (!o.by.empty()) tags("by", job.by_tag);
   tags("by_epoch", job.by_epoch);
+}
+
+void json_dataset_dirs([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   {
     std::vector<DatasetDir> dirs = dataset_dirs(job);
     out << ",\n \"dataset_dirs\": [";
@@ -496,6 +534,9 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
     }
     out << "]";
   }
+}
+
+void json_dl([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   {
     DlSummary s = dl_summary(job);
     out << ",\n \"dl_summary\": ";
@@ -538,6 +579,9 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
       out << "]}";
     }
   }
+}
+
+void json_staging([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   if (o.stage_capacity >= 0) {
     StageAdvice a = stage_advice(job, o.stage_capacity, o.stage_speedup);
     out << ",\n \"staging\": {\"capacity\": " << o.stage_capacity << ", \"used\": " << a.used
@@ -566,7 +610,6 @@ void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
     groups(a.warning_groups);
     out << "]}";
   }
-  out << "\n}\n";
 }
 
 namespace {

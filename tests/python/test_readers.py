@@ -105,3 +105,28 @@ def test_dask_matches_pandas_and_info(traced):
         expect = reads.groupby("path")["ret"].sum()
         got = f["bytes_read"][f["bytes_read"] > 0]
         assert got.to_dict() == expect.astype(np.int64).to_dict()
+
+
+def test_dask_analyze_equals_strata_analyze(traced):
+    """strata.dask.analyze runs the analyzer's passes one task per process
+    file with a tree of merges; its JSON report equals strata analyze's."""
+    from distributed import Client, LocalCluster
+    out, info, _ = traced
+    assert len(strata.trace_info(out)) >= 3  # a tree of merges, not one task
+    path = os.path.abspath(out)
+    local = conftest.strata_cli("analyze", "--json", "--by", "epoch", "--stage-capacity", str(1 << 30), path)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster):
+        remote = sd.analyze(path, json=True, by="epoch", stage_capacity=1 << 30)
+    assert json.loads(remote) == json.loads(local)
+    assert remote == local  # byte for byte, key order included
+    text = sd.analyze(path, json=False, scheduler="sync")
+    assert text == conftest.strata_cli("analyze", path)
+
+
+def test_dask_analyze_rejects_a_corrupt_state(traced):
+    out, _, _ = traced
+    native = strata._frame._load_native()
+    good = native.analyze_unit(os.path.abspath(out), 0)
+    with pytest.raises(ValueError, match="analysis state"):
+        native.analysis_report(os.path.abspath(out), good[: len(good) // 2])

@@ -1,0 +1,127 @@
+// Merging and (de)serialising a Job: the state of the "io" pass (pass.h).
+#include <string>
+#include <type_traits>
+
+#include "analysis/aggregate.h"
+#include "analysis/serial.h"
+
+namespace strata::counters {
+// In the records' namespace, where the serialiser's lookup finds them.
+template <class Ar> void fields(Ar& ar, PosixRecord& x) { ar(x.file, x.counters, x.fcounters); }
+template <class Ar> void fields(Ar& ar, StdioRecord& x) { ar(x.file, x.counters, x.fcounters); }
+}  // namespace strata::counters
+
+namespace strata::analysis {
+
+// ---- fields: every member that is part of a result, once ------------------------
+
+template <class Ar> void fields(Ar& ar, ValueDist& x) { ar(x.exact, x.log2, x.n, x.min, x.max, x.approx); }
+template <class Ar> void fields(Ar& ar, FuncStats& x) {
+  ar(x.name, x.category, x.layer, x.count, x.errors, x.total_ns, x.bytes, x.sizes);
+}
+template <class Ar> void fields(Ar& ar, Bin& x) { ar(x.read_bytes, x.write_bytes, x.ops, x.io_ns); }
+template <class Ar> void fields(Ar& ar, TimeBins& x) { ar(x.width, x.bins); }
+template <class Ar> void fields(Ar& ar, Point& x) { ar(x.ts, x.offset, x.size, x.pid, x.write); }
+template <class Ar> void fields(Ar& ar, TagAgg& x) {
+  ar(x.events, x.reads, x.writes, x.meta_ops, x.io_ns, x.read_ns, x.write_ns, x.meta_ns, x.compute_ns,
+     x.bytes_read, x.bytes_written, x.first_ts, x.last_ts, x.loader_waits, x.loader_wait_ns);
+}
+template <class Ar> void fields(Ar& ar, IntervalSet& x) {
+  int64_t measure = x.measure();
+  uint64_t clipped = x.clipped();
+  ar(measure, clipped);
+  if constexpr (std::is_same_v<Ar, serial::Reader>) x.freeze(measure, clipped);
+}
+template <class Ar> void fields(Ar& ar, ProcFile& x) {
+  ar(x.opens, x.reads, x.writes, x.stats, x.seeks, x.mmaps, x.other_meta, x.bytes_read, x.bytes_written,
+     x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts, x.max_read, x.min_read, x.coverage,
+     x.write_epochs, x.read_epochs, x.samples, x.seen, x.offsets_known);
+}
+template <class Ar> void fields(Ar& ar, ProcessMeta& x) {
+  ar(x.pid, x.ppid, x.rank, x.host, x.exe, x.cmdline, x.start_ns, x.source_file);
+}
+template <class Ar> void fields(Ar& ar, ProcResult& x) {
+  ar(x.meta, x.meta_known, x.threads, x.events, x.first_ts, x.last_ts, x.io_union, x.compute_union,
+     x.both_union, x.app_union, x.posix_ns, x.stdio_ns, x.meta_ns, x.data_ns, x.bytes_read,
+     x.bytes_written, x.clipped, x.children, x.bins, x.posix, x.stdio);
+}
+template <class Ar> void fields(Ar& ar, FileProc& x) { ar(x.pid, x.pf); }
+template <class Ar> void fields(Ar& ar, FileAgg& x) {
+  ar(x.path, x.procs, x.opens, x.reads, x.writes, x.stats, x.seeks, x.mmaps, x.other_meta, x.bytes_read,
+     x.bytes_written, x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts, x.seq_reads,
+     x.consec_reads, x.counted_reads);
+}
+template <class Ar> void fields(Ar& ar, Job& x) {
+  ar(x.procs, x.funcs, x.files, x.by_tag, x.by_epoch, x.units, x.warnings, x.approximate, x.sizes_known,
+     x.events, x.first_ts, x.last_ts, x.source_kind);
+}
+
+std::string save_job(const Job& job) {
+  serial::Writer w;
+  w(const_cast<Job&>(job));  // fields() serves both directions; the writer only reads
+  return w.take();
+}
+
+void load_job(std::string_view bytes, Job& job) {
+  serial::Reader r(bytes.data(), bytes.size());
+  job = Job{};
+  r(job);
+  if (!r.done()) throw std::runtime_error("serialised analysis state has trailing bytes");
+}
+
+// ---- merge ---------------------------------------------------------------------------
+
+static void merge_file(FileAgg& a, FileAgg& b) {
+  if (a.path.empty()) a.path = b.path;
+  a.opens += b.opens;
+  a.reads += b.reads;
+  a.writes += b.writes;
+  a.stats += b.stats;
+  a.seeks += b.seeks;
+  a.mmaps += b.mmaps;
+  a.other_meta += b.other_meta;
+  a.bytes_read += b.bytes_read;
+  a.bytes_written += b.bytes_written;
+  a.read_ns += b.read_ns;
+  a.write_ns += b.write_ns;
+  a.meta_ns += b.meta_ns;
+  a.extent = std::max(a.extent, b.extent);
+  a.first_ts = std::min(a.first_ts, b.first_ts);
+  a.last_ts = std::max(a.last_ts, b.last_ts);
+  a.seq_reads += b.seq_reads;
+  a.consec_reads += b.consec_reads;
+  a.counted_reads += b.counted_reads;
+  for (auto& fp : b.procs) a.procs.push_back(std::move(fp));
+}
+
+static void merge_func(FuncStats& a, FuncStats& b) {
+  if (a.count == 0) {
+    a.name = b.name;
+    a.category = b.category;
+    a.layer = b.layer;
+  }
+  a.count += b.count;
+  a.errors += b.errors;
+  a.total_ns += b.total_ns;
+  a.bytes += b.bytes;
+  a.sizes.merge(b.sizes);
+}
+
+void merge_jobs(Job& a, Job& b) {
+  for (auto& p : b.procs) a.procs.push_back(std::move(p));
+  for (auto& [k, f] : b.funcs) merge_func(a.funcs[k], f);
+  for (auto& [k, f] : b.files) merge_file(a.files[k], f);
+  for (auto& [k, t] : b.by_tag) a.by_tag[k].merge(t);
+  for (auto& [k, t] : b.by_epoch) a.by_epoch[k].merge(t);
+  a.units.insert(a.units.end(), b.units.begin(), b.units.end());
+  a.warnings.insert(a.warnings.end(), b.warnings.begin(), b.warnings.end());
+  a.approximate.insert(b.approximate.begin(), b.approximate.end());
+  a.sizes_known = a.sizes_known && b.sizes_known;
+  a.events += b.events;
+  a.first_ts = std::min(a.first_ts, b.first_ts);
+  a.last_ts = std::max(a.last_ts, b.last_ts);
+  if (a.source_kind.empty()) a.source_kind = b.source_kind;
+  b = Job{};
+}
+
+}  // namespace strata::analysis

@@ -1,0 +1,32 @@
+// The sections of the text and JSON reports, one function each, rendered
+// from the merged job by the passes that own them (passes.cc). JSON
+// sections write `,\n "key": value` into the report's one object.
+#pragma once
+
+#include <ostream>
+
+#include "analysis/analyze.h"
+
+namespace strata::analysis {
+
+#define STRATA_SECTION(name) \
+  void name(const Job& job, const AnalyzeOptions& o, std::ostream& out);
+STRATA_SECTION(text_header)
+STRATA_SECTION(text_dl)
+STRATA_SECTION(text_summary)
+STRATA_SECTION(text_functions)
+STRATA_SECTION(text_files)
+STRATA_SECTION(text_tags)
+STRATA_SECTION(text_sizes)
+STRATA_SECTION(text_staging)
+STRATA_SECTION(json_header)  // opens the object; Analysis::write_json closes it
+STRATA_SECTION(json_summary)
+STRATA_SECTION(json_functions)
+STRATA_SECTION(json_files)
+STRATA_SECTION(json_tags)
+STRATA_SECTION(json_dataset_dirs)
+STRATA_SECTION(json_dl)
+STRATA_SECTION(json_staging)
+#undef STRATA_SECTION
+
+}  // namespace strata::analysis

@@ -262,14 +262,26 @@ void compute_figures(LoopForest& f, const Graph& g) {
       stack.push_back(c);
     }
   }
-  for (int r : f.roots) {
-    if (f.main_loop < 0) {
-      f.main_loop = r;
-      continue;
-    }
-    const Loop &a = f.loops[r], &b = f.loops[f.main_loop];
-    if (a.time_ns > b.time_ns || (a.time_ns == b.time_ns && a.events > b.events)) f.main_loop = r;
+  // Regular nests (no irreducible loop, whole trips per entry of the outer
+  // loop; inner loops may vary: np.load seeks 2 or 3 times) are what a
+  // program's main loop looks like; start-up (imports, library loading) is
+  // irregular. The main loop is the regular top-level loop with the most
+  // events (time on ties), else any top-level loop with the most events.
+  std::vector<uint8_t> reducible(f.loops.size(), 1), regular(f.loops.size(), 0);
+  for (int l : post) {
+    const Loop& L = f.loops[l];
+    reducible[l] = !L.irreducible;
+    for (int c : L.children) reducible[l] &= reducible[c];
+    regular[l] = reducible[l] && L.entries > 0 && L.iterations % L.entries == 0;
   }
+  auto better = [&](int a, int b) {
+    if (b < 0) return true;
+    if (regular[a] != regular[b]) return regular[a] > regular[b];
+    const Loop &A = f.loops[a], &B = f.loops[b];
+    return A.events > B.events || (A.events == B.events && A.time_ns > B.time_ns);
+  };
+  for (int r : f.roots)
+    if (better(r, f.main_loop)) f.main_loop = r;
 }
 
 }  // namespace

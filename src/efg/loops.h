@@ -32,7 +32,9 @@ struct Loop {
 struct LoopForest {
   std::vector<Loop> loops;
   std::vector<int> roots;
-  int main_loop = -1;  // the "big outer loop": the top-level loop with the most time (events on ties)
+  // The "big outer loop": the top-level loop with the most events (time on
+  // ties), preferring regular nests (no irreducible loop, whole trips per entry of the top loop).
+  int main_loop = -1;
   // Whether node v is in the body of loop l.
   bool contains(int l, uint32_t v) const;
   std::vector<int> node_loop;  // innermost loop of each node, -1 outside loops

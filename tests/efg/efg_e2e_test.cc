@@ -183,6 +183,22 @@ TEST(EfgE2E, DftracerSample) {
   EXPECT_EQ(job_edges, events);
 }
 
+// bench-bench-5032: open, pread x16404, close, then open/close twice.
+TEST(EfgE2E, DftracerGzipSampleHasKnownLoops) {
+  auto j = efg_json(std::string(STRATA_SAMPLES_DIR) + "/bench-bench-5032-preload.pfw.gz");
+  simdjson::dom::array procs = j->root["processes"].get_array();
+  ASSERT_EQ(procs.size(), 1u);
+  simdjson::dom::element p = procs.at(0);
+  EXPECT_EQ(I(p, "events"), 16410);
+  EXPECT_EQ(S(p, "structure"), "loop x3 { open pread x16404 close }");
+  simdjson::dom::element outer = p["loops"].get_array().at(0);
+  EXPECT_EQ(I(outer, "entries"), 1);
+  EXPECT_EQ(I(outer, "iterations"), 3);
+  simdjson::dom::element preads = outer["loops"].get_array().at(0);
+  EXPECT_EQ(I(preads, "entries"), 1);
+  EXPECT_EQ(I(preads, "iterations"), 16404);
+}
+
 TEST(EfgE2E, BadInputNamesTheFile) {
   Dir d;
   const std::string bogus = d.path() + "/not-a-trace.strata";

@@ -17,6 +17,7 @@ void add_efg(CLI::App& app) {
   sub->add_option("--svg", opts->svg_file, "draw the graph to this SVG file (needs graphviz's dot)");
   sub->add_option("--pid", opts->pid, "process drawn by --dot/--svg (default: the only one, else the job)");
   sub->add_option("--file-class", opts->file_class, "file part of a node: dir (default), path or any");
+  sub->add_option("--threads", opts->threads, "units read in parallel (default: up to 2)");
   sub->add_flag("--no-size-classes", opts->no_size_classes, "do not split nodes by request size (log2)");
   sub->callback([opts]() {
     int rc = efg::run_efg(*opts, std::cout, std::cerr);

@@ -4,10 +4,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "analysis/open_source.h"
@@ -19,13 +24,13 @@ namespace strata::efg {
 
 namespace {
 
-class WarningSink : public Builder {
+// One unit's builder plus the warnings its source reported, printed when the
+// unit is merged (in unit order, so output does not depend on thread timing).
+class UnitBuilder : public Builder {
  public:
-  WarningSink(BuilderOptions o, std::ostream& w) : Builder(o), w_(w) {}
-  void warning(const std::string& what) override { w_ << "strata efg: warning: " << what << "\n"; }
-
- private:
-  std::ostream& w_;
+  explicit UnitBuilder(BuilderOptions o) : Builder(o) {}
+  void warning(const std::string& what) override { warnings.push_back(what); }
+  std::vector<std::string> warnings;
 };
 
 bool write_file(const std::string& path, const std::string& text, std::ostream& err) {
@@ -93,14 +98,45 @@ int dot_group(const Report& r, int64_t pid, std::ostream& err) {
 
 }  // namespace
 
-Builder build_input(const std::string& input, const BuilderOptions& opts, std::ostream& warnings) {
+Builder build_input(const std::string& input, const BuilderOptions& opts, std::ostream& warnings, int threads) {
   auto source = analysis::open_source(input);
+  const size_t nunits = source->units().size();
+  unsigned nthreads = threads > 0 ? static_cast<unsigned>(threads)
+                                  : std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
+  nthreads = static_cast<unsigned>(std::min<size_t>(nthreads, nunits));
   Builder total(opts);
-  for (size_t i = 0; i < source->units().size(); ++i) {
-    WarningSink unit(opts, warnings);
-    source->read_unit(i, unit);
-    total.merge(unit);
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::string first_error;
+  std::vector<std::unique_ptr<UnitBuilder>> done(nunits);
+  size_t merged = 0;
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < nunits;) {
+      auto unit = std::make_unique<UnitBuilder>(opts);
+      try {
+        source->read_unit(i, *unit);
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lk(mu);
+        if (first_error.empty()) first_error = e.what();
+        return;
+      }
+      std::lock_guard<std::mutex> lk(mu);
+      done[i] = std::move(unit);
+      for (; merged < nunits && done[merged]; ++merged) {
+        for (const std::string& w : done[merged]->warnings) warnings << "strata efg: warning: " << w << "\n";
+        total.merge(*done[merged]);
+        done[merged].reset();
+      }
+    }
+  };
+  if (nthreads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < nthreads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
   }
+  if (!first_error.empty()) throw analysis::InputError(first_error);
   return total;
 }
 
@@ -113,7 +149,7 @@ int run_efg(const EfgOptions& o, std::ostream& out, std::ostream& err) {
   bo.size_classes = !o.no_size_classes;
   Builder b(bo);
   try {
-    b = build_input(o.input, bo, err);
+    b = build_input(o.input, bo, err, o.threads);
   } catch (const analysis::InputError& e) {
     err << "strata efg: error: " << e.what() << "\n";
     return 1;

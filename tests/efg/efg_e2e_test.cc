@@ -183,6 +183,17 @@ TEST(EfgE2E, DftracerSample) {
   EXPECT_EQ(job_edges, events);
 }
 
+// Units read in parallel merge in unit order: the output does not depend on threads.
+TEST(EfgE2E, ThreadsGiveIdenticalOutput) {
+  const std::string dir = STRATA_SAMPLES_DIR;  // two units (.pfw, .pfw.gz), three processes
+  RunResult one = run({kStrata, "efg", dir, "--json", "--threads", "1"}, 120);
+  RunResult two = run({kStrata, "efg", dir, "--json", "--threads", "2"}, 120);
+  ASSERT_EQ(one.code, 0) << describe(one);
+  ASSERT_EQ(two.code, 0) << describe(two);
+  EXPECT_EQ(one.out, two.out);
+  EXPECT_NE(one.out.find("\"pid\":5032"), std::string::npos);
+}
+
 // bench-bench-5032: open, pread x16404, close, then open/close twice.
 TEST(EfgE2E, DftracerGzipSampleHasKnownLoops) {
   auto j = efg_json(std::string(STRATA_SAMPLES_DIR) + "/bench-bench-5032-preload.pfw.gz");

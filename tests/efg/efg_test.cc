@@ -227,6 +227,27 @@ TEST(EfgLoops, DeepNestingAndLongChainsDoNotCrash) {
   EXPECT_TRUE(efg::find_loops(only_graph(c)).loops.empty());
 }
 
+TEST(EfgLoops, LoopThatChangesHalfWay) {
+  // 10 trips of {open read close}, then 10 of {open read stat close}: one loop
+  // of 20 trips whose body gains a node; the new edges count 10 each.
+  std::vector<std::string> ev = repeat({"open:/d/x", "read:/d/x", "close:/d/x"}, 10);
+  append(ev, repeat({"open:/d/x", "read:/d/x", "stat:/d/x", "close:/d/x"}, 10));
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, ev);
+  const efg::Graph& g = only_graph(b);
+  EXPECT_EQ(edge_count(g, "POSIX read /d", "POSIX close /d"), 10u);
+  EXPECT_EQ(edge_count(g, "POSIX read /d", "POSIX stat /d"), 10u);
+  EXPECT_EQ(edge_count(g, "POSIX stat /d", "POSIX close /d"), 10u);
+  EXPECT_EQ(edge_count(g, "POSIX close /d", "POSIX open /d"), 19u);
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.loops.size(), 1u);
+  EXPECT_EQ(lf.loops[0].entries, 1u);
+  EXPECT_EQ(lf.loops[0].iterations, 20u);
+  EXPECT_EQ(lf.loops[0].body_nodes, 4u);
+  EXPECT_EQ(efg::structure_line(g, lf), "loop x20 { open read close stat }");
+}
+
 TEST(EfgLoops, SelfLoopOnHeaderNestsInsideOuterLoop) {
   efg::Builder b;
   Feeder f;

@@ -16,6 +16,7 @@ BUILD_PKGS=(
   pybind11-dev python3-pybind11 python3-dev  # Python bindings of the reader
   valgrind             # instruction counts in bench/
   clang libclang-rt-14-dev   # libFuzzer targets of the readers (scripts/fuzz.sh)
+  graphviz             # `dot`: strata efg --svg draws event flow graphs
 )
 PY_PKGS=(
   python3-pytest python3-numpy python3-pandas python3-pil

@@ -11,6 +11,7 @@ void add_info(CLI::App& app);
 void add_cat(CLI::App& app);
 void add_convert(CLI::App& app);
 void add_analyze(CLI::App& app);
+void add_efg(CLI::App& app);
 
 // Directory of the running strata binary (for finding libstrata.so and the
 // Python layer next to it).

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   strata::cli::add_cat(app);
   strata::cli::add_convert(app);
   strata::cli::add_analyze(app);
+  strata::cli::add_efg(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,301 @@
+// Event flow graphs from hand-built event sequences with known answers:
+// nodes, edges, loops and nesting, irreducible flow, deep nesting, merging
+// and the byte round trip of the builder state.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "efg/graph.h"
+#include "efg/loops.h"
+#include "efg/report.h"
+
+namespace {
+
+using namespace strata;
+
+// Feeds events named "func" or "func:path" (one thread unless told) into a builder.
+class Feeder {
+ public:
+  Feeder() {
+    tables_.funcs.push_back({});
+    tables_.ctxs.push_back({});
+    strings_.push_back("");
+    tables_.str = [this](uint32_t id) { return std::string_view(strings_[id]); };
+  }
+  uint32_t func(const std::string& name) {
+    auto [it, fresh] = funcs_.try_emplace(name, static_cast<uint32_t>(tables_.funcs.size()));
+    if (fresh) tables_.funcs.push_back(analysis::classify(name, "POSIX"));
+    return it->second;
+  }
+  uint32_t str(const std::string& s) {
+    auto [it, fresh] = strs_.try_emplace(s, static_cast<uint32_t>(strings_.size()));
+    if (fresh) strings_.push_back(s);
+    return it->second;
+  }
+  void feed(efg::Builder& b, const std::vector<std::string>& events, int64_t pid = 1, int64_t tid = 1,
+            int64_t size = -1) {
+    b.begin("unit", &tables_, true);
+    analysis::ProcessMeta m;
+    m.pid = pid;
+    b.process(m);
+    for (const std::string& ev : events) {
+      analysis::IoEvent e;
+      const size_t colon = ev.find(':');
+      e.func = func(ev.substr(0, colon));
+      e.path = colon == std::string::npos ? 0 : str(ev.substr(colon + 1));
+      e.pid = pid;
+      e.tid = tid;
+      e.ts = clock_;
+      e.dur = 10;
+      e.size = size;
+      clock_ += 100;
+      b.event(e);
+    }
+    b.end();
+  }
+
+ private:
+  analysis::Tables tables_;
+  std::vector<std::string> strings_;
+  std::map<std::string, uint32_t> funcs_, strs_;
+  int64_t clock_ = 0;
+};
+
+std::vector<std::string> repeat(const std::vector<std::string>& body, int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+void append(std::vector<std::string>& a, const std::vector<std::string>& b) { a.insert(a.end(), b.begin(), b.end()); }
+
+// 5 epochs x 40 x {open read x3 close} + a checkpoint per epoch.
+std::vector<std::string> epochs_program() {
+  std::vector<std::string> epoch = repeat({"open:/d/train/a", "read:/d/train/a", "read:/d/train/a",
+                                           "read:/d/train/a", "close:/d/train/a"}, 40);
+  append(epoch, {"open:/d/ckpt/c", "write:/d/ckpt/c", "close:/d/ckpt/c"});
+  return repeat(epoch, 5);
+}
+
+const efg::Graph& only_graph(const efg::Builder& b) {
+  EXPECT_EQ(b.processes().size(), 1u);
+  return b.processes().begin()->second;
+}
+
+uint64_t edge_count(const efg::Graph& g, const std::string& from, const std::string& to) {
+  auto id = [&](const std::string& label) -> uint32_t {
+    if (label == "start") return efg::kStartNode;
+    for (uint32_t v = 1; v < g.nodes.size(); ++v)
+      if (efg::signature_label(g.nodes[v].sig) == label) return v;
+    ADD_FAILURE() << "no node " << label;
+    return 0;
+  };
+  auto it = g.edges.find({id(from), id(to)});
+  return it == g.edges.end() ? 0 : it->second.count;
+}
+
+TEST(EfgGraph, NodesAreSignaturesWithDirectoryClass) {
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, epochs_program());
+  const efg::Graph& g = only_graph(b);
+  ASSERT_EQ(g.nodes.size(), 7u);  // start + open/read/close of train + open/write/close of ckpt
+  EXPECT_EQ(efg::signature_label(g.nodes[1].sig), "POSIX open /d/train");
+  EXPECT_EQ(g.events, 5u * (40 * 5 + 3));
+  EXPECT_EQ(g.edges.size(), 9u);
+  EXPECT_EQ(edge_count(g, "start", "POSIX open /d/train"), 1u);
+  EXPECT_EQ(edge_count(g, "POSIX read /d/train", "POSIX read /d/train"), 400u);
+  EXPECT_EQ(edge_count(g, "POSIX close /d/train", "POSIX open /d/train"), 195u);
+  EXPECT_EQ(edge_count(g, "POSIX close /d/train", "POSIX open /d/ckpt"), 5u);
+  EXPECT_EQ(edge_count(g, "POSIX close /d/ckpt", "POSIX open /d/train"), 4u);
+  // Gaps: each event starts 100 ns after the previous one started and lasts 10 ns.
+  const efg::Edge& rr = g.edges.at({2, 2});
+  EXPECT_EQ(rr.gap.min, 90);
+  EXPECT_EQ(rr.gap.max, 90);
+  EXPECT_EQ(rr.duration.sum, 4000);
+}
+
+TEST(EfgGraph, FileClassPathAndAny) {
+  std::vector<std::string> ev = {"open:/d/a", "open:/d/b", "open:/e/c"};
+  for (auto [cls, nodes] : {std::pair{efg::FileClass::kPath, 3u}, {efg::FileClass::kDirectory, 2u},
+                            {efg::FileClass::kAny, 1u}}) {
+    efg::Builder b({cls, true});
+    Feeder f;
+    f.feed(b, ev);
+    EXPECT_EQ(only_graph(b).nodes.size() - 1, nodes);
+  }
+}
+
+TEST(EfgGraph, SizeClassesAreLog2) {
+  EXPECT_EQ(efg::size_class_of(-1), -1);
+  EXPECT_EQ(efg::size_class_of(0), 0);
+  EXPECT_EQ(efg::size_class_of(1), 1);
+  EXPECT_EQ(efg::size_class_of(4096), 13);
+  EXPECT_EQ(efg::size_class_of(8191), 13);
+  EXPECT_EQ(efg::size_class_label(13), "4KiB-8KiB");
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, {"read:/d/x"}, 1, 1, 4096);
+  f.feed(b, {"read:/d/x"}, 1, 2, 5000);
+  f.feed(b, {"read:/d/x"}, 1, 3, 8192);
+  EXPECT_EQ(only_graph(b).nodes.size() - 1, 2u);
+}
+
+TEST(EfgLoops, EpochsStepsAndReadsNestExactly) {
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, epochs_program());
+  const efg::Graph& g = only_graph(b);
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.loops.size(), 3u);
+  ASSERT_EQ(lf.roots.size(), 1u);
+  const efg::Loop& outer = lf.loops[lf.roots[0]];
+  EXPECT_EQ(outer.header, 1u);
+  EXPECT_EQ(outer.entries, 1u);
+  EXPECT_EQ(outer.iterations, 5u);
+  EXPECT_EQ(outer.body_nodes, 6u);
+  EXPECT_EQ(outer.events, g.events);
+  ASSERT_EQ(outer.children.size(), 1u);
+  const efg::Loop& step = lf.loops[outer.children[0]];
+  EXPECT_EQ(step.header, 1u);
+  EXPECT_EQ(step.entries, 5u);
+  EXPECT_EQ(step.iterations, 200u);
+  EXPECT_EQ(step.body_nodes, 3u);
+  ASSERT_EQ(step.children.size(), 1u);
+  const efg::Loop& reads = lf.loops[step.children[0]];
+  EXPECT_EQ(reads.header, 2u);
+  EXPECT_EQ(reads.entries, 200u);
+  EXPECT_EQ(reads.iterations, 600u);
+  EXPECT_FALSE(outer.irreducible);
+  EXPECT_EQ(lf.main_loop, lf.roots[0]);
+  EXPECT_EQ(efg::structure_line(g, lf), "loop x5 { loop x40 { open@train read x3 close@train } open@ckpt write close@ckpt }");
+}
+
+TEST(EfgLoops, StraightLineHasNoLoops) {
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, {"open:/a/x", "read:/a/x", "close:/a/x"});
+  EXPECT_TRUE(efg::find_loops(only_graph(b)).loops.empty());
+}
+
+TEST(EfgLoops, IrreducibleFlowIsFlagged) {
+  // a -> b and a -> c, then b and c alternate: the cycle {b, c} is entered at both.
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, {"a", "b", "c", "b", "c"}, 1, 1);
+  f.feed(b, {"a", "c", "b", "c"}, 1, 2);
+  const efg::Graph& g = only_graph(b);
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.loops.size(), 1u);
+  const efg::Loop& L = lf.loops[0];
+  EXPECT_TRUE(L.irreducible);
+  EXPECT_EQ(L.body_nodes, 2u);
+  EXPECT_EQ(L.entries, 2u);  // a->b once, a->c once
+  EXPECT_EQ(L.events, 7u);
+}
+
+TEST(EfgLoops, DeepNestingAndLongChainsDoNotCrash) {
+  // n1 n2 ... nD nD-1 ... n1: every ni (i < D) heads a loop around n(i+1): D-1 nested loops.
+  constexpr int kDepth = 10000;
+  std::vector<std::string> ev;
+  for (int i = 1; i <= kDepth; ++i) ev.push_back("f" + std::to_string(i));
+  for (int i = kDepth - 1; i >= 1; --i) ev.push_back("f" + std::to_string(i));
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, ev);
+  const efg::Graph& g = only_graph(b);
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.loops.size(), static_cast<size_t>(kDepth - 1));
+  ASSERT_EQ(lf.roots.size(), 1u);
+  int deepest = 0;
+  for (const efg::Loop& L : lf.loops) deepest = std::max(deepest, L.depth);
+  EXPECT_EQ(deepest, kDepth - 2);
+  EXPECT_EQ(lf.loops[lf.roots[0]].body_nodes, static_cast<uint64_t>(kDepth));
+  efg::Report r = efg::make_report(b);
+  EXPECT_GT(efg::render_text(r).size(), 0u);
+  EXPECT_GT(efg::render_json(r).size(), 0u);
+  EXPECT_GT(efg::render_dot(r, 0).size(), 0u);
+
+  // A chain of 200,000 distinct events: no loops, no recursion.
+  std::vector<std::string> chain;
+  for (int i = 0; i < 200000; ++i) chain.push_back("g" + std::to_string(i));
+  efg::Builder c;
+  Feeder fc;
+  fc.feed(c, chain);
+  EXPECT_TRUE(efg::find_loops(only_graph(c)).loops.empty());
+}
+
+TEST(EfgLoops, LoopThatChangesHalfWay) {
+  // 10 trips of {open read close}, then 10 of {open read stat close}: one loop
+  // of 20 trips whose body gains a node; the new edges count 10 each.
+  std::vector<std::string> ev = repeat({"open:/d/x", "read:/d/x", "close:/d/x"}, 10);
+  append(ev, repeat({"open:/d/x", "read:/d/x", "stat:/d/x", "close:/d/x"}, 10));
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, ev);
+  const efg::Graph& g = only_graph(b);
+  EXPECT_EQ(edge_count(g, "POSIX read /d", "POSIX close /d"), 10u);
+  EXPECT_EQ(edge_count(g, "POSIX read /d", "POSIX stat /d"), 10u);
+  EXPECT_EQ(edge_count(g, "POSIX stat /d", "POSIX close /d"), 10u);
+  EXPECT_EQ(edge_count(g, "POSIX close /d", "POSIX open /d"), 19u);
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.loops.size(), 1u);
+  EXPECT_EQ(lf.loops[0].entries, 1u);
+  EXPECT_EQ(lf.loops[0].iterations, 20u);
+  EXPECT_EQ(lf.loops[0].body_nodes, 4u);
+  EXPECT_EQ(efg::structure_line(g, lf), "loop x20 { open read close stat }");
+}
+
+TEST(EfgLoops, SelfLoopOnHeaderNestsInsideOuterLoop) {
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, repeat({"a", "a", "a", "b"}, 4));
+  const efg::LoopForest lf = efg::find_loops(only_graph(b));
+  ASSERT_EQ(lf.loops.size(), 2u);
+  const efg::Loop& outer = lf.loops[lf.roots[0]];
+  EXPECT_EQ(outer.iterations, 4u);
+  ASSERT_EQ(outer.children.size(), 1u);
+  EXPECT_EQ(lf.loops[outer.children[0]].iterations, 12u);
+  EXPECT_EQ(lf.loops[outer.children[0]].entries, 4u);
+}
+
+TEST(EfgState, MergeAddsThreadsAndProcesses) {
+  efg::Builder a, b;
+  Feeder f;
+  f.feed(a, epochs_program(), 7, 7);
+  f.feed(b, epochs_program(), 7, 8);
+  f.feed(b, epochs_program(), 9, 9);
+  a.merge(b);
+  ASSERT_EQ(a.processes().size(), 2u);
+  const efg::Graph& g7 = a.processes().at(7);
+  EXPECT_EQ(g7.threads, 2u);
+  EXPECT_EQ(g7.events, 2u * 5 * 203);
+  EXPECT_EQ(g7.edges.at({2, 2}).count, 800u);
+  // Identical per-process graphs are stored once.
+  efg::Builder c;
+  f.feed(c, epochs_program(), 10, 10);
+  f.feed(c, epochs_program(), 11, 11);
+  efg::Report r = efg::make_report(c);
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_EQ(r.groups[0].pids, (std::vector<int64_t>{10, 11}));
+  EXPECT_EQ(r.job.events, 2u * 5 * 203);
+}
+
+TEST(EfgState, BytesRoundTripExactly) {
+  efg::Builder b({efg::FileClass::kPath, false});
+  Feeder f;
+  f.feed(b, epochs_program(), 3, 3);
+  f.feed(b, {"x:/p/q", "y"}, 4, 4, 100);
+  const std::string bytes = b.to_bytes();
+  const efg::Builder back = efg::Builder::from_bytes(bytes);
+  EXPECT_EQ(back.to_bytes(), bytes);
+  EXPECT_EQ(back.options().file_class, efg::FileClass::kPath);
+  EXPECT_EQ(efg::render_json(efg::make_report(back)), efg::render_json(efg::make_report(b)));
+  EXPECT_THROW(efg::Builder::from_bytes("EFG2"), std::runtime_error);
+  for (size_t cut = 0; cut < bytes.size(); cut += 7)
+    EXPECT_THROW(efg::Builder::from_bytes(bytes.substr(0, cut)), std::runtime_error) << "cut at " << cut;
+}
+
+}  // namespace

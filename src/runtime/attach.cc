@@ -99,6 +99,11 @@ int strata_start(const char* dir) {
     errno = EBUSY;
     return -1;
   }
+  if (!got_usable()) {
+    pthread_mutex_unlock(&g_attach_mu);
+    errno = ENOTSUP;
+    return -1;
+  }
   save_env();
   export_env(absolute(dir));
   if (!attach_begin()) {

@@ -206,15 +206,31 @@ size_t patch_object(const Object& o) {
   return changed;
 }
 
+// The interposers call the next definition (real.h). Loaded by dlopen, the
+// next one in libstrata's scope must still be libc's, never libstrata's own:
+// an interposer calling itself would recurse until the stack overflows.
+bool real_functions_outside_self() {
+  for (const char* name : {"read", "write", "open", "fopen", "fork", "dlopen"}) {
+    void* f = resolve_next(name);
+    Dl_info where;
+    if (!f || dladdr(f, &where) == 0 || reinterpret_cast<uintptr_t>(where.dli_fbase) == g_self_base) return false;
+  }
+  return true;
+}
+
+// Once: libstrata's own handle and base, and libc's dlopen/dlmopen.
 bool find_self() {
-  if (g_self_handle) return true;
+  static int usable = -1;
+  if (usable >= 0) return usable == 1;
+  usable = 0;
   Dl_info self;
   if (dladdr(reinterpret_cast<void*>(&got_patch_all), &self) == 0 || !self.dli_fname) return false;
   g_self_base = reinterpret_cast<uintptr_t>(self.dli_fbase);
   g_self_handle = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
   g_real_dlopen = reinterpret_cast<DlopenFn>(resolve_next("dlopen"));
   g_real_dlmopen = reinterpret_cast<DlmopenFn>(resolve_next("dlmopen"));
-  return g_self_handle != nullptr && g_real_dlopen != nullptr;
+  usable = g_self_handle != nullptr && g_real_dlopen != nullptr && real_functions_outside_self() ? 1 : 0;
+  return usable == 1;
 }
 
 // Patches objects not patched yet; forgets unloaded ones (their dynamic
@@ -261,6 +277,13 @@ void* hooked_dlmopen(Lmid_t lmid, const char* file, int mode) {
 }
 
 }  // namespace
+
+bool got_usable() {
+  pthread_mutex_lock(&g_mu);
+  bool ok = find_self();
+  pthread_mutex_unlock(&g_mu);
+  return ok;
+}
 
 size_t got_patch_all() {
   pthread_mutex_lock(&g_mu);

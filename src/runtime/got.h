@@ -7,6 +7,9 @@
 
 namespace strata::runtime {
 
+// True when libstrata can patch: it knows its own handle, and the functions
+// its interposers call resolve outside libstrata (to libc).
+bool got_usable();
 // Patches every loaded object (and, through the dlopen/dlmopen hooks it
 // installs, every object loaded later). Returns the number of entries changed.
 size_t got_patch_all();

@@ -78,6 +78,9 @@ def test_nothing_before_start_or_after_stop(tmp_path):
     assert len([e for e in on_file(evs, tmp_path / "data.bin") if e["name"] == "write"]) == 3
     assert os.path.getsize(tmp_path / "before.txt") == 10
     assert os.path.getsize(tmp_path / "after.txt") == 20
+    # The trace works with the tools as usual.
+    report = json.loads(strata_cli("analyze", "--json", str(tmp_path / "t")))
+    assert isinstance(report, dict) and report
 
 
 def test_output_and_files_same_as_untraced(tmp_path):

@@ -93,7 +93,9 @@ TEST_P(AttachTest, ProgramBehavesAsWithoutTracing) {
   ASSERT_EQ(plain.code, 0) << plain.err;
   ASSERT_EQ(attached.code, 0) << attached.err;
   EXPECT_EQ(attached.out, "start 0\n" + plain.out + "stop 0\n");
-  EXPECT_EQ(attached.err, "");
+  EXPECT_EQ(attached.err,
+            "during: STRATA_DIR set, LD_PRELOAD has libstrata\n"
+            "after: STRATA_DIR unset, LD_PRELOAD unset\n");
   for (const char* f : {"data.bin", "child.txt"})
     EXPECT_TRUE(read_text(attach_dir + "/" + f) == read_text(plain_dir + "/" + f)) << f;
   EXPECT_FALSE(fs::exists(attach_dir + "/stream.txt"));

@@ -170,3 +170,15 @@ def test_start_under_strata_run_is_refused(tmp_path):
     code = ("import strata\ntry:\n    strata.start('x')\nexcept RuntimeError as e:\n    print('refused', e)\n")
     p = run_traced(tmp_path / "t", [PYTHON, "-c", code])
     assert p.stdout.startswith("refused strata.start: this process is traced already")
+
+
+def test_thread_writing_through_start_and_stop(tmp_path):
+    traces = [tmp_path / ("t%d" % i) for i in range(3)]
+    p = run_attached("threads", tmp_path, *traces)
+    assert p.stdout == "thread wrote True\n"
+    for t in traces:
+        evs = events(t)
+        assert [e["ret"] for e in on_file(evs, tmp_path / (t.name + ".txt")) if e["name"] == "write"] == [1000]
+        others = [u for u in traces if u != t]
+        assert all(on_file(evs, tmp_path / (u.name + ".txt")) == [] for u in others)
+        assert strata_info_json(t)["incomplete_files"] == 0

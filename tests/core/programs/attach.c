@@ -108,8 +108,14 @@ int main(int argc, char** argv) {
     write_file(dir, "before.txt", 10);
     int rc = strata_start(argv[3]);
     printf("start %d\n", rc);
+    /* What exec'd children get while tracing, and that stop takes it back. */
+    const char* pre = getenv("LD_PRELOAD");
+    fprintf(stderr, "during: STRATA_DIR %s, LD_PRELOAD %s\n", getenv("STRATA_DIR") ? "set" : "unset",
+            pre && strstr(pre, "libstrata.so") ? "has libstrata" : "lacks libstrata");
     workload(dir);
     printf("stop %d\n", strata_stop());
+    fprintf(stderr, "after: STRATA_DIR %s, LD_PRELOAD %s\n", getenv("STRATA_DIR") ? "set" : "unset",
+            getenv("LD_PRELOAD") ? "set" : "unset");
     write_file(dir, "after.txt", 20);
     return 0;
   }

@@ -8,6 +8,7 @@
     attach_work.py notebook WORK T1 T2      cells run with exec, one trace per start
     attach_work.py exec WORK TRACE          a program started after start() is traced
     attach_work.py api WORK TRACE           strata.region and the automatic layer after start
+    attach_work.py threads WORK T...        start/stop per trace while a thread writes
 
 Prints what it did; the output is the same traced or not.
 """
@@ -112,6 +113,27 @@ def main():
         strata.stop()
         with strata.region("after", cat="notebook"):
             pass
+    elif mode == "threads":
+        # A thread writes all along while the main thread starts and stops
+        # tracing three times: its data and the traces stay whole.
+        import threading
+        stop_flag = threading.Event()
+        written = [0]
+
+        def writer():
+            with open(os.path.join(work, "thread.bin"), "wb", buffering=0) as f:
+                while not stop_flag.is_set():
+                    written[0] += f.write(b"t" * 64)
+
+        t = threading.Thread(target=writer)
+        t.start()
+        for trace in args:
+            strata.start(trace)
+            write(os.path.join(work, os.path.basename(trace) + ".txt"), 1000)
+            strata.stop()
+        stop_flag.set()
+        t.join()
+        print("thread wrote", written[0] == os.path.getsize(os.path.join(work, "thread.bin")))
     else:
         sys.exit("bad mode " + mode)
 

@@ -9,7 +9,9 @@
     df = strata.read_trace("t")
 
 Under `strata run` the runtime (libstrata.so) is preloaded and these calls record
-events into the trace. Without it every call is a cheap no-op: `trace` returns
+events into the trace; in a process started otherwise (a notebook),
+`strata.start(dir)` ... `strata.stop()` or `with strata.tracing(dir):` traces it
+from that point on. Without it every call is a cheap no-op: `trace` returns
 the function unchanged, `iterate` returns the iterable unchanged, `region` and
 `tag` do nothing.
 """

@@ -112,7 +112,9 @@ std::vector<Object> loaded_objects() {
 void* replacement_for(const char* name) {
   if (std::strcmp(name, "dlopen") == 0) return reinterpret_cast<void*>(&hooked_dlopen);
   if (std::strcmp(name, "dlmopen") == 0) return reinterpret_cast<void*>(&hooked_dlmopen);
-  if (starts_with(name, "strata_") || !g_self_handle) return nullptr;
+  // __libc_start_main wraps main under LD_PRELOAD; in a running process it
+  // was called long ago.
+  if (starts_with(name, "strata_") || std::strcmp(name, "__libc_start_main") == 0 || !g_self_handle) return nullptr;
   void* f = dlsym(g_self_handle, name);  // libstrata first, then its dependencies
   if (!f) return nullptr;
   Dl_info where;

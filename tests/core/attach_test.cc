@@ -148,6 +148,19 @@ TEST_P(AttachTest, InfoSaysAttached) {
   EXPECT_NE(run({kStrata, "info", tmp.sub("r"), "--json"}).out.find("\"attached\":0"), std::string::npos);
 }
 
+TEST_P(AttachTest, GotEntryPatchedThenRestored) {
+  TempDir tmp;
+  RunResult r = run_attach(*GetParam().bin, {"got", tmp.path(), tmp.sub("t")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  if (GetParam().bin == &kDlopen) {
+    EXPECT_EQ(r.out, "during changed, after restored\nduring in libstrata\n");
+  } else {
+    // Linked with -lstrata, libstrata precedes libc: the executable's read
+    // is libstrata's from the start (a pass-through until strata_start).
+    EXPECT_EQ(r.out, "during same, after restored\nduring in libstrata\n");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Programs, AttachTest,
                          ::testing::Values(Variant{"linked", &kLinked}, Variant{"dlopen", &kDlopen}),
                          [](const ::testing::TestParamInfo<Variant>& i) { return std::string(i.param.name); });

@@ -4,6 +4,7 @@
  *   core_attach attach WORKDIR TRACE       before.txt, strata_start, workload, strata_stop, after.txt
  *   core_attach twice  WORKDIR TRACE1 TRACE2   two start/stop sessions, workload in each
  *   core_attach errors WORKDIR TRACE       return values of misuse
+ *   core_attach got    WORKDIR TRACE       &read before, during and after attach
  *
  * Built twice: linked with -lstrata (core_attach_linked), and loading
  * libstrata with dlopen from $STRATA_LIB (core_attach_dlopen, -DATTACH_DLOPEN),
@@ -38,6 +39,13 @@ static void load_strata(void) {
 #include "strata/strata.h"
 static void load_strata(void) {}
 #endif
+
+/* The address of read as this executable sees it, read from its GOT each
+ * time (the call is not inlined, the pointer is volatile). */
+__attribute__((noinline)) static void* read_address(void) {
+  ssize_t (*volatile f)(int, void*, size_t) = read;
+  return (void*)f;
+}
 
 static void path_in(char* out, const char* dir, const char* name) { snprintf(out, 4096, "%s/%s", dir, name); }
 
@@ -128,6 +136,19 @@ int main(int argc, char** argv) {
       workload(sub);
       printf("stop %d\n", strata_stop());
     }
+    return 0;
+  }
+  if (strcmp(mode, "got") == 0 && argc == 4) {
+    /* &read is loaded from the executable's GOT (a GLOB_DAT slot): strata's
+     * interposer while attached, libc's again after strata_stop. */
+    void* before = read_address();
+    strata_start(argv[3]);
+    void* during = read_address();
+    strata_stop();
+    void* after = read_address();
+    Dl_info info;
+    printf("during %s, after %s\n", during != before ? "changed" : "same", after == before ? "restored" : "different");
+    printf("during in %s\n", dladdr(during, &info) && strstr(info.dli_fname, "libstrata") ? "libstrata" : "other");
     return 0;
   }
   if (strcmp(mode, "errors") == 0 && argc == 4) {

@@ -24,6 +24,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/real.h"
@@ -109,7 +111,7 @@ std::vector<Object> loaded_objects() {
 }
 
 // libstrata's definition of `name` when it interposes it, else null.
-void* replacement_for(const char* name) {
+void* lookup_replacement(const char* name) {
   if (std::strcmp(name, "dlopen") == 0) return reinterpret_cast<void*>(&hooked_dlopen);
   if (std::strcmp(name, "dlmopen") == 0) return reinterpret_cast<void*>(&hooked_dlmopen);
   // __libc_start_main wraps main under LD_PRELOAD; in a running process it
@@ -119,6 +121,19 @@ void* replacement_for(const char* name) {
   if (!f) return nullptr;
   Dl_info where;
   if (dladdr(f, &where) == 0 || reinterpret_cast<uintptr_t>(where.dli_fbase) != g_self_base) return nullptr;
+  return f;
+}
+
+// lookup_replacement, remembered by name: most names (malloc, memcpy, ...)
+// recur in every object, and dlsym + dladdr cost a hash lookup each.
+std::unordered_map<std::string, void*>* g_replacements = nullptr;
+
+void* replacement_for(const char* name) {
+  if (!g_replacements) g_replacements = new std::unordered_map<std::string, void*>();
+  auto it = g_replacements->find(name);
+  if (it != g_replacements->end()) return it->second;
+  void* f = lookup_replacement(name);
+  g_replacements->emplace(name, f);
   return f;
 }
 

@@ -7,10 +7,12 @@
 // LD_PRELOAD. Each changed slot is remembered so strata_stop can put the old
 // value back.
 //
-// Not patched: libstrata itself, the vdso, the dynamic loader and libc (libc
+// Not patched: libstrata itself, the vdso, the dynamic loader, libc (libc
 // calls its own functions directly, so LD_PRELOAD does not see those calls
-// either). Objects are patched once; dlopen/dlmopen are redirected to hooks
-// that patch the objects a call loaded.
+// either). Objects dlmopen'ed into another link-map namespace have their own
+// libc and are never seen: dl_iterate_phdr lists the caller's namespace only.
+// Objects are patched once; dlopen/dlmopen are redirected to hooks that patch
+// the objects a call loaded.
 #include "runtime/got.h"
 
 #include <dlfcn.h>

@@ -161,6 +161,18 @@ TEST_P(AttachTest, GotEntryPatchedThenRestored) {
   }
 }
 
+TEST_P(AttachTest, LibraryLoadedAfterStartIsPatchedInTheBaseNamespaceOnly) {
+  TempDir tmp;
+  RunResult r = run_attach(*GetParam().bin, {"dlmopen", tmp.path(), tmp.sub("t"), CTYPES_IO_LIB});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "base wrote 300\nnewlm wrote 300\n");
+  auto events = cat_trace(tmp.sub("t"));
+  auto on = [&](const char* f) { return select(events, [&](const Event& e) { return e.path == tmp.sub(f); }); };
+  EXPECT_EQ(count_by_name(on("base.bin")), (std::map<std::string, int64_t>{{"close", 1}, {"open", 1}, {"write", 3}}));
+  EXPECT_TRUE(on("newlm.bin").empty());
+  EXPECT_EQ(fs::file_size(tmp.sub("newlm.bin")), 300u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Programs, AttachTest,
                          ::testing::Values(Variant{"linked", &kLinked}, Variant{"dlopen", &kDlopen}),
                          [](const ::testing::TestParamInfo<Variant>& i) { return std::string(i.param.name); });

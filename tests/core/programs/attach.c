@@ -5,6 +5,7 @@
  *   core_attach twice  WORKDIR TRACE1 TRACE2   two start/stop sessions, workload in each
  *   core_attach errors WORKDIR TRACE       return values of misuse
  *   core_attach got    WORKDIR TRACE       &read before, during and after attach
+ *   core_attach dlmopen WORKDIR TRACE LIB  LIB loaded after start, in two namespaces
  *
  * Built twice: linked with -lstrata (core_attach_linked), and loading
  * libstrata with dlopen from $STRATA_LIB (core_attach_dlopen, -DATTACH_DLOPEN),
@@ -13,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -149,6 +151,21 @@ int main(int argc, char** argv) {
     Dl_info info;
     printf("during %s, after %s\n", during != before ? "changed" : "same", after == before ? "restored" : "different");
     printf("during in %s\n", dladdr(during, &info) && strstr(info.dli_fname, "libstrata") ? "libstrata" : "other");
+    return 0;
+  }
+  if (strcmp(mode, "dlmopen") == 0 && argc == 5) {
+    /* The same library loaded after start into the base namespace (traced)
+     * and into a new one (left alone: it has its own libc). */
+    strata_start(argv[3]);
+    char p[4096];
+    for (int i = 0; i < 2; ++i) {
+      void* h = dlmopen(i == 0 ? LM_ID_BASE : LM_ID_NEWLM, argv[4], RTLD_NOW | RTLD_LOCAL);
+      long (*io_write)(const char*, int) = NULL;
+      if (h) *(void**)&io_write = dlsym(h, "ctypes_io_write");
+      path_in(p, dir, i == 0 ? "base.bin" : "newlm.bin");
+      printf("%s wrote %ld\n", i == 0 ? "base" : "newlm", io_write ? io_write(p, 3) : -1L);
+    }
+    strata_stop();
     return 0;
   }
   if (strcmp(mode, "errors") == 0 && argc == 4) {

@@ -1,6 +1,6 @@
-/* A C library a Python test loads with ctypes after strata.start()
- * (test_attach.py): its calls reach strata only if the library loaded later
- * is patched too. */
+/* A C library loaded after strata_start: with ctypes by
+ * tests/python/test_attach.py, with dlmopen by programs/attach.c. Its calls
+ * reach strata only if objects loaded later are patched too. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>

@@ -177,6 +177,8 @@ def start(dir):
     global ENABLED
     import ctypes
     lib = _capi.attach_lib()
+    if lib.strata_enabled():
+        raise RuntimeError("strata.start: this process is traced already (strata run or start())")
     trace_dir = os.path.abspath(os.fspath(dir))
     _export_env(trace_dir, os.path.abspath(_capi._attach_path))
     if lib.strata_start(trace_dir.encode("utf-8", "surrogateescape")) != 0:

@@ -182,3 +182,12 @@ def test_thread_writing_through_start_and_stop(tmp_path):
         others = [u for u in traces if u != t]
         assert all(on_file(evs, tmp_path / (u.name + ".txt")) == [] for u in others)
         assert strata_info_json(t)["incomplete_files"] == 0
+
+
+def test_misuse(tmp_path):
+    p = run_attached("errors", tmp_path, tmp_path / "t")
+    assert p.stdout == ("stop before start False\n"
+                        "second start: strata.start: this process is traced already (strata run or start())\n"
+                        "stop True stop again False\n"
+                        "environment restored True\n")
+    assert strata_info_json(tmp_path / "t")["incomplete_files"] == 0

@@ -9,6 +9,7 @@
     attach_work.py exec WORK TRACE          a program started after start() is traced
     attach_work.py api WORK TRACE           strata.region and the automatic layer after start
     attach_work.py threads WORK T...        start/stop per trace while a thread writes
+    attach_work.py errors WORK TRACE        stop before start, start twice, stop twice
 
 Prints what it did; the output is the same traced or not.
 """
@@ -113,6 +114,16 @@ def main():
         strata.stop()
         with strata.region("after", cat="notebook"):
             pass
+    elif mode == "errors":
+        env_before = {k: os.environ.get(k) for k in ("LD_PRELOAD", "STRATA_DIR", "PYTHONPATH")}
+        print("stop before start", strata.stop())
+        strata.start(args[0])
+        try:
+            strata.start(args[0])
+        except RuntimeError as e:
+            print("second start:", e)
+        print("stop", strata.stop(), "stop again", strata.stop())
+        print("environment restored", env_before == {k: os.environ.get(k) for k in env_before})
     elif mode == "threads":
         # A thread writes all along while the main thread starts and stops
         # tracing three times: its data and the traces stay whole.

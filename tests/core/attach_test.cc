@@ -153,11 +153,11 @@ TEST_P(AttachTest, GotEntryPatchedThenRestored) {
   RunResult r = run_attach(*GetParam().bin, {"got", tmp.path(), tmp.sub("t")});
   ASSERT_EQ(r.code, 0) << r.err;
   if (GetParam().bin == &kDlopen) {
-    EXPECT_EQ(r.out, "during changed, after restored\nduring in libstrata\n");
+    EXPECT_EQ(r.out, "during changed, after restored\nSIGTERM default: 1 1 1\nduring in libstrata\n");
   } else {
     // Linked with -lstrata, libstrata precedes libc: the executable's read
     // is libstrata's from the start (a pass-through until strata_start).
-    EXPECT_EQ(r.out, "during same, after restored\nduring in libstrata\n");
+    EXPECT_EQ(r.out, "during same, after restored\nSIGTERM default: 1 1 1\nduring in libstrata\n");
   }
 }
 
@@ -171,6 +171,20 @@ TEST_P(AttachTest, LibraryLoadedAfterStartIsPatchedInTheBaseNamespaceOnly) {
   EXPECT_EQ(count_by_name(on("base.bin")), (std::map<std::string, int64_t>{{"close", 1}, {"open", 1}, {"write", 3}}));
   EXPECT_TRUE(on("newlm.bin").empty());
   EXPECT_EQ(fs::file_size(tmp.sub("newlm.bin")), 300u);
+}
+
+TEST_P(AttachTest, KilledBySigtermWhileAttachedLeavesACompleteTrace) {
+  TempDir tmp;
+  RunResult r = run_attach(*GetParam().bin, {"sigterm", tmp.path(), tmp.sub("t")});
+  EXPECT_EQ(r.signal, SIGTERM);
+  auto files = process_files(tmp.sub("t"));
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(files[0].footer);
+  auto events = cat_trace(tmp.sub("t"));
+  auto writes = select(events, [&](const Event& e) { return e.name == "write" && e.path == tmp.sub("last.txt"); });
+  ASSERT_EQ(writes.size(), 2u);
+  EXPECT_EQ(writes[0].ret + writes[1].ret, 1234);
+  EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "signal" && e.ret == SIGTERM; }), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, AttachTest,

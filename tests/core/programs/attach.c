@@ -5,6 +5,7 @@
  *   core_attach twice  WORKDIR TRACE1 TRACE2   two start/stop sessions, workload in each
  *   core_attach errors WORKDIR TRACE       return values of misuse
  *   core_attach got    WORKDIR TRACE       &read before, during and after attach
+ *   core_attach sigterm WORKDIR TRACE      killed by SIGTERM while attached
  *   core_attach dlmopen WORKDIR TRACE LIB  LIB loaded after start, in two namespaces
  *
  * Built twice: linked with -lstrata (core_attach_linked), and loading
@@ -16,6 +17,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +49,11 @@ static void load_strata(void) {}
 __attribute__((noinline)) static void* read_address(void) {
   ssize_t (*volatile f)(int, void*, size_t) = read;
   return (void*)f;
+}
+
+static int sigterm_is_default(void) {
+  struct sigaction old;
+  return sigaction(SIGTERM, NULL, &old) == 0 && old.sa_handler == SIG_DFL;
 }
 
 static void path_in(char* out, const char* dir, const char* name) { snprintf(out, 4096, "%s/%s", dir, name); }
@@ -144,12 +151,18 @@ int main(int argc, char** argv) {
     /* &read is loaded from the executable's GOT (a GLOB_DAT slot): strata's
      * interposer while attached, libc's again after strata_stop. */
     void* before = read_address();
+    int term_before = sigterm_is_default();
     strata_start(argv[3]);
     void* during = read_address();
+    int term_during = sigterm_is_default();
     strata_stop();
     void* after = read_address();
+    int term_after = sigterm_is_default();
     Dl_info info;
     printf("during %s, after %s\n", during != before ? "changed" : "same", after == before ? "restored" : "different");
+    /* strata's flush handler sits in the kernel while attached; the program
+     * sees SIG_DFL throughout, and after stop the kernel has SIG_DFL again. */
+    printf("SIGTERM default: %d %d %d\n", term_before, term_during, term_after);
     printf("during in %s\n", dladdr(during, &info) && strstr(info.dli_fname, "libstrata") ? "libstrata" : "other");
     return 0;
   }
@@ -166,6 +179,13 @@ int main(int argc, char** argv) {
       printf("%s wrote %ld\n", i == 0 ? "base" : "newlm", io_write ? io_write(p, 3) : -1L);
     }
     strata_stop();
+    return 0;
+  }
+  if (strcmp(mode, "sigterm") == 0 && argc == 4) {
+    /* Killed while attached: the trace is finished as under strata run. */
+    strata_start(argv[3]);
+    write_file(dir, "last.txt", 1234);
+    raise(SIGTERM);
     return 0;
   }
   if (strcmp(mode, "errors") == 0 && argc == 4) {

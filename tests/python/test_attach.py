@@ -191,3 +191,18 @@ def test_misuse(tmp_path):
                         "stop True stop again False\n"
                         "environment restored True\n")
     assert strata_info_json(tmp_path / "t")["incomplete_files"] == 0
+
+
+def test_dataloader_patched_when_torch_imported_before_start(tmp_path):
+    pytest.importorskip("torch")
+    p = run_attached("torch", tmp_path, tmp_path / "t")
+    assert p.stdout == "batches [200, 200, 200, 200]\n"
+    evs = events(tmp_path / "t")
+    names = collections.Counter(e["name"] for e in evs if e["cat"] == "dataloader")
+    assert names["dataloader.iter"] == 1 and names["dataloader.epoch"] == 1
+    assert names["dataloader.next"] == 4
+    # The step tag reaches the reads of each sample: samples 2i and 2i+1 in step i.
+    for i in range(8):
+        reads = [e for e in on_file(evs, tmp_path / ("s%d.bin" % i)) if e["name"] == "read"]
+        assert [e["tags"].get("step") for e in reads] == [i // 2, i // 2]
+        assert sum(e["ret"] for e in reads) == 100

@@ -10,6 +10,7 @@
     attach_work.py api WORK TRACE           strata.region and the automatic layer after start
     attach_work.py threads WORK T...        start/stop per trace while a thread writes
     attach_work.py errors WORK TRACE        stop before start, start twice, stop twice
+    attach_work.py torch WORK TRACE         a DataLoader (torch imported before start)
 
 Prints what it did; the output is the same traced or not.
 """
@@ -114,6 +115,25 @@ def main():
         strata.stop()
         with strata.region("after", cat="notebook"):
             pass
+    elif mode == "torch":
+        # Imported before start(), as in a notebook: patched when start() runs.
+        import torch.utils.data as tud
+        for i in range(8):
+            write(os.path.join(work, "s%d.bin" % i), 100)
+
+        class Files(tud.Dataset):
+            def __len__(self):
+                return 8
+
+            def __getitem__(self, i):
+                with open(os.path.join(work, "s%d.bin" % i), "rb") as f:
+                    return len(f.read())
+
+        loader = tud.DataLoader(Files(), batch_size=2, num_workers=0)
+        strata.start(args[0])
+        sizes = [int(b.sum()) for b in loader]
+        strata.stop()
+        print("batches", sizes)
     elif mode == "errors":
         env_before = {k: os.environ.get(k) for k in ("LD_PRELOAD", "STRATA_DIR", "PYTHONPATH")}
         print("stop before start", strata.stop())

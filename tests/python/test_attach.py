@@ -206,3 +206,11 @@ def test_dataloader_patched_when_torch_imported_before_start(tmp_path):
         reads = [e for e in on_file(evs, tmp_path / ("s%d.bin" % i)) if e["name"] == "read"]
         assert [e["tags"].get("step") for e in reads] == [i // 2, i // 2]
         assert sum(e["ret"] for e in reads) == 100
+
+
+def test_exit_without_stop_finishes_the_trace(tmp_path):
+    run_attached("nostop", tmp_path, tmp_path / "t")
+    info = strata_info_json(tmp_path / "t")
+    assert info["processes"] == 1 and info["incomplete_files"] == 0 and info["writing_pids"] == []
+    writes = [e["ret"] for e in on_file(events(tmp_path / "t"), tmp_path / "last.txt") if e["name"] == "write"]
+    assert writes == [1000, 1000, 500]

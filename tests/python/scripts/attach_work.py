@@ -11,6 +11,7 @@
     attach_work.py threads WORK T...        start/stop per trace while a thread writes
     attach_work.py errors WORK TRACE        stop before start, start twice, stop twice
     attach_work.py torch WORK TRACE         a DataLoader (torch imported before start)
+    attach_work.py nostop WORK TRACE        exits while tracing
 
 Prints what it did; the output is the same traced or not.
 """
@@ -134,6 +135,10 @@ def main():
         sizes = [int(b.sum()) for b in loader]
         strata.stop()
         print("batches", sizes)
+    elif mode == "nostop":
+        # The interpreter exits while tracing (a notebook kernel shut down).
+        strata.start(args[0])
+        write(os.path.join(work, "last.txt"), 2500)
     elif mode == "errors":
         env_before = {k: os.environ.get(k) for k in ("LD_PRELOAD", "STRATA_DIR", "PYTHONPATH")}
         print("stop before start", strata.stop())

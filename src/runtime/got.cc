@@ -49,7 +49,7 @@ struct Patch {
   void** slot;
   void* old_value;
   void* new_value;
-  bool read_only;  // in the object's RELRO range: written through mprotect
+  int protection;  // the page's protection when not writable (RELRO), else -1
 };
 
 // One loaded object, as dl_iterate_phdr reports it.
@@ -143,12 +143,27 @@ void* replacement_for(const char* name) {
 // objects; an unrelocated one is an offset from the load base.
 uintptr_t dyn_address(uintptr_t base, ElfW(Addr) p) { return p < base ? base + p : p; }
 
-void write_slot(void** slot, void* value, bool read_only) {
+// Protection of the page holding `at` when it is not writable: the RELRO
+// range is read-only once relocated; a GOT in a segment without PF_W (never
+// produced by the usual linkers) keeps its segment's flags. -1: writable.
+int protection_of(const Object& o, uintptr_t at, uintptr_t relro_begin, uintptr_t relro_end) {
+  if (at >= relro_begin && at < relro_end) return PROT_READ;
+  for (int i = 0; i < o.phnum; ++i) {
+    const ElfW(Phdr)& p = o.phdr[i];
+    if (p.p_type != PT_LOAD || at < o.base + p.p_vaddr || at >= o.base + p.p_vaddr + p.p_memsz) continue;
+    if (p.p_flags & PF_W) return -1;
+    return PROT_READ | ((p.p_flags & PF_X) ? PROT_EXEC : 0);
+  }
+  return -1;
+}
+
+void write_slot(void** slot, void* value, int protection) {
   const uintptr_t page_size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   void* page = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(slot) & ~(page_size - 1));
-  if (read_only && mprotect(page, page_size, PROT_READ | PROT_WRITE) != 0) return;
+  const bool read_only = protection >= 0;
+  if (read_only && mprotect(page, page_size, protection | PROT_WRITE) != 0) return;
   __atomic_store_n(slot, value, __ATOMIC_RELEASE);
-  if (read_only) mprotect(page, page_size, PROT_READ);
+  if (read_only) mprotect(page, page_size, protection);
 }
 
 struct Relocations {
@@ -205,9 +220,9 @@ size_t patch_table(const Object& o, const Relocations& r, const ElfW(Rela)* tabl
     void* current = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (current == target) continue;
     const uintptr_t at = reinterpret_cast<uintptr_t>(slot);
-    const bool read_only = at >= relro_begin && at < relro_end;
-    g_patches->push_back(Patch{slot, current, target, read_only});
-    write_slot(slot, target, read_only);
+    const int protection = protection_of(o, at, relro_begin, relro_end);
+    g_patches->push_back(Patch{slot, current, target, protection});
+    write_slot(slot, target, protection);
     ++changed;
   }
   return changed;
@@ -328,7 +343,7 @@ void got_restore_all() {
       bool mapped = false;
       for (const Object& o : objects) mapped = mapped || contains_address(o, at);
       if (mapped && __atomic_load_n(it->slot, __ATOMIC_ACQUIRE) == it->new_value)
-        write_slot(it->slot, it->old_value, it->read_only);
+        write_slot(it->slot, it->old_value, it->protection);
     }
     g_patches->clear();
   }

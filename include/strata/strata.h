@@ -58,6 +58,22 @@ void strata_thread_name(const char* name);
 /* Writes every buffered event of this process to disk now. */
 void strata_flush(void);
 
+/* Tracing without the launcher (attach). strata_start starts tracing this
+ * process into directory `dir` (created if missing) as `strata run` would: it
+ * rewrites the GOT/PLT entries of every loaded object (and of objects loaded
+ * later with dlopen) to point at strata's interposers, and sets STRATA_DIR and
+ * LD_PRELOAD so that programs exec'd from now on are traced too. Returns 0, or
+ * -1 with errno EINVAL (no dir), EBUSY (already tracing, e.g. under
+ * `strata run`) or ENOTSUP (libstrata cannot reach libc's functions from where
+ * it was loaded, or the platform is not supported). strata_stop restores every entry and the environment and
+ * finishes the trace file; -1 with errno EINVAL when strata_start did not
+ * start tracing. Calls made through raw system calls, or through function
+ * pointers taken before strata_start, are not seen. */
+int strata_start(const char* dir);
+int strata_stop(void);
+/* 1 between a successful strata_start and strata_stop, else 0. */
+int strata_attached(void);
+
 #ifdef __cplusplus
 }
 #endif

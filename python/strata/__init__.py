@@ -9,10 +9,14 @@
     df = strata.read_trace("t")
 
 Under `strata run` the runtime (libstrata.so) is preloaded and these calls record
-events into the trace. Without it every call is a cheap no-op: `trace` returns
+events into the trace; in a process started otherwise (a notebook),
+`strata.start(dir)` ... `strata.stop()` or `with strata.tracing(dir):` traces it
+from that point on. Without it every call is a cheap no-op: `trace` returns
 the function unchanged, `iterate` returns the iterable unchanged, `region` and
 `tag` do nothing.
 """
+import errno
+import os
 import time
 
 from . import _capi
@@ -27,6 +31,7 @@ def _wraps(fn):
 __all__ = [
     "enabled", "now", "region", "trace", "iterate", "tag", "instant", "counter",
     "complete", "set_metadata", "thread_name", "flush", "read_trace", "trace_info",
+    "start", "stop", "tracing",
 ]
 __version__ = "0.1.0"
 
@@ -63,12 +68,18 @@ def enabled():
     return ENABLED
 
 
-if ENABLED:
+def _bind_hot_calls():
     # strata._fast when built (~10x cheaper per call than ctypes), else ctypes.
+    global _now, _complete, _complete_io, _tag_save, _tag_restore
+    global _tag_set_int, _tag_set_str, _tag_unset
     _h = _capi.hot_calls()
     _now, _complete, _complete_io = _h.now, _h.complete, _h.complete_io
     _tag_save, _tag_restore = _h.tag_save, _h.tag_restore
     _tag_set_int, _tag_set_str, _tag_unset = _h.tag_set_int, _h.tag_set_str, _h.tag_unset
+
+
+if ENABLED:
+    _bind_hot_calls()
 else:
     _now = time.monotonic_ns
 
@@ -113,6 +124,101 @@ def flush():
     """Writes every buffered event of this process to disk now."""
     if ENABLED:
         _capi.flush()
+
+
+# --------------------------------------------------------------------------
+# Attach: tracing a process `strata run` did not start (a notebook, a service).
+
+_attach_env = None  # os.environ entries start() replaced: name -> old value or None
+
+
+def _autoload_dir():
+    here = os.path.dirname(os.path.abspath(__file__))
+    d = os.path.join(os.path.dirname(here), "autoload")
+    return d if os.path.isdir(d) else None
+
+
+def _export_env(trace_dir, lib_path):
+    """What `strata run` sets, so that programs exec'd after start() are
+    traced too (Python ones with the automatic instrumentation)."""
+    global _attach_env
+    env = {"STRATA_DIR": trace_dir}
+    pre = os.environ.get("LD_PRELOAD", "")
+    if lib_path not in pre.replace(" ", ":").split(":"):
+        env["LD_PRELOAD"] = lib_path + (":" + pre if pre else "")
+    if "STRATA_PY_NATIVE" not in os.environ and _capi.fast is not None:
+        env["STRATA_PY_NATIVE"] = os.path.dirname(_capi.fast.__file__)
+    auto = _autoload_dir()
+    if auto:
+        pkg_parent = os.path.dirname(auto)
+        entries = auto + ":" + pkg_parent
+        pp = os.environ.get("PYTHONPATH", "")
+        env["PYTHONPATH"] = entries + (":" + pp if pp else "")
+    _attach_env = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+
+
+def _restore_env():
+    global _attach_env
+    for k, v in (_attach_env or {}).items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    _attach_env = None
+
+
+def start(dir):
+    """Starts tracing this process into directory `dir`, as `strata run` would:
+    POSIX/STDIO calls of every thread, of libraries loaded later (ctypes,
+    extension modules), of forked children, and of programs started after
+    this call. Raises RuntimeError when already tracing (e.g. under
+    `strata run`) or when libstrata.so cannot be found (set STRATA_LIB)."""
+    global ENABLED
+    import ctypes
+    lib = _capi.attach_lib()
+    if lib.strata_enabled():
+        raise RuntimeError("strata.start: this process is traced already (strata run or start())")
+    trace_dir = os.path.abspath(os.fspath(dir))
+    _export_env(trace_dir, os.path.abspath(_capi._attach_path))
+    if lib.strata_start(trace_dir.encode("utf-8", "surrogateescape")) != 0:
+        err = ctypes.get_errno()
+        _restore_env()
+        if err == errno.EBUSY:
+            raise RuntimeError("strata.start: this process is traced already (strata run or start())")
+        raise RuntimeError("strata.start(%r): %s" % (trace_dir, os.strerror(err)))
+    ENABLED = _capi.rebind()
+    if ENABLED:
+        _bind_hot_calls()
+        from . import _auto
+        _auto.install()
+    return trace_dir
+
+
+def stop():
+    """Finishes the trace start() began: every buffered event is written and
+    the process runs untraced again. Returns False if start() was not called."""
+    global ENABLED
+    lib = _capi._attach_lib
+    if lib is None or lib.strata_stop() != 0:
+        return False
+    _restore_env()
+    ENABLED = _capi.rebind()
+    return True
+
+
+class tracing:
+    """Context manager: `with strata.tracing("t"): ...` is start("t") ... stop()."""
+
+    def __init__(self, dir):
+        self.dir = dir
+
+    def __enter__(self):
+        return start(self.dir)
+
+    def __exit__(self, *exc):
+        stop()
+        return False
 
 
 def _set_tags(kv):

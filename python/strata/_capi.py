@@ -190,3 +190,63 @@ def hot_calls():
                                  complete_io=lib.strata_complete_io, tag_save=lib.strata_tag_save,
                                  tag_restore=lib.strata_tag_restore, tag_set_int=lib.strata_tag_set_int,
                                  tag_set_str=lib.strata_tag_set_str, tag_unset=lib.strata_tag_unset)
+
+
+# --------------------------------------------------------------------------
+# Attach: strata.start() in a process `strata run` did not start.
+
+_attach_lib = None   # ctypes handle of libstrata.so used by start()/stop()
+_attach_path = None  # its path
+
+
+def find_runtime_lib():
+    """Path of the libstrata.so that start() loads: $STRATA_LIB, then the
+    preloaded one, then <native dir>/../../lib/libstrata.so for each of
+    native_dirs() (the build tree: build/python/strata -> build/lib)."""
+    explicit = os.environ.get("STRATA_LIB") or os.environ.get("STRATA_PY_LIB")
+    if explicit:
+        return explicit
+    libdir = runtime_lib_dir()
+    if libdir:
+        return os.path.join(libdir, "libstrata.so")
+    for d in native_dirs():
+        cand = os.path.normpath(os.path.join(d, os.pardir, os.pardir, "lib", "libstrata.so"))
+        if os.path.exists(cand):
+            return cand
+    return None
+
+
+def attach_lib():
+    """libstrata loaded with ctypes (RTLD_GLOBAL, so strata._fast finds its
+    symbols) and its attach calls bound; raises RuntimeError if not found."""
+    global _attach_lib, _attach_path
+    if _attach_lib is not None:
+        return _attach_lib
+    import ctypes
+    path = find_runtime_lib()
+    if path is None:
+        raise RuntimeError("strata.start: libstrata.so not found; set STRATA_LIB to its path")
+    try:
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL, use_errno=True)
+        for name in ("strata_start", "strata_stop", "strata_attached"):
+            getattr(lib, name).restype = ctypes.c_int
+        lib.strata_start.argtypes = [ctypes.c_char_p]
+        lib.strata_stop.argtypes = []
+    except (OSError, AttributeError) as e:
+        raise RuntimeError("strata.start: cannot use %s: %s" % (path, e)) from None
+    _attach_lib, _attach_path = lib, path
+    return lib
+
+
+def rebind():
+    """After start()/stop(): ENABLED and the call bindings follow the runtime."""
+    global ENABLED, fast, _lib
+    if _attach_lib is not None and _lib is None and not os.environ.get("STRATA_PY_LIB"):
+        _lib = _bind(_attach_lib)
+    if fast is None and os.environ.get("STRATA_PY_FAST", "1") != "0":
+        try:
+            fast = _load_fast()
+        except Exception:
+            fast = None
+    ENABLED = bool(fast.enabled() if fast is not None else _ctypes_lib().strata_enabled())
+    return ENABLED

@@ -23,6 +23,7 @@ namespace {
 struct TraceSummary {
   uint64_t events = 0, dropped = 0, bytes = 0, processes = 0, incomplete_files = 0;
   uint64_t profile_records = 0, profiled_events = 0;  // profile mode
+  uint64_t attached = 0;  // processes traced through strata_start (metadata strata.attach)
   int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
   std::map<std::string, uint64_t> by_category, by_name;
   std::vector<std::string> hosts;
@@ -100,6 +101,12 @@ TraceSummary summarize(const std::string& path) {
       s.by_category[nm.category] += per_name[id];
     }
     s.dropped += r.stats().events_dropped;
+    for (const auto& [key, value] : r.process().metadata) {
+      if (key == "strata.attach") {
+        ++s.attached;
+        break;
+      }
+    }
     if (r.process().mode == "profile") {
       s.profile_records += r.profile().size();
       s.profiled_events += r.stats().events_written;
@@ -152,6 +159,8 @@ void print_json(const std::string& path, const TraceSummary& s) {
   j.u64(s.profiled_events);
   j.raw(",\"incomplete_files\":");
   j.u64(s.incomplete_files);
+  j.raw(",\"attached\":");
+  j.u64(s.attached);
   json_array(j, "writing_pids", s.writing_pids, [&](int64_t pid) { j.i64(pid); });
   json_array(j, "unwritable", s.unwritable, [&](const TraceSummary::Unwritable& u) {
     j.raw("{\"pid\":");
@@ -193,6 +202,9 @@ void print_text(const std::string& path, const TraceSummary& s) {
   fmt::print("trace:          {}\n", path);
   fmt::print("processes:      {} on {} host(s)\n", s.processes, s.hosts.size());
   fmt::print("events:         {} ({} dropped)\n", s.events, s.dropped);
+  if (s.attached)
+    fmt::print("attached:       {} of {} process(es) traced through strata_start (GOT rewriting), the rest preloaded\n",
+               s.attached, s.processes);
   fmt::print("bytes on disk:  {} ({:.2f} bytes/event)\n", s.bytes, s.events ? double(s.bytes) / s.events : 0.0);
   fmt::print("time span:      {:.6f} s\n", (s.last_ns - s.first_ns) / 1e9);
   if (s.profile_records)

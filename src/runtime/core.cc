@@ -23,7 +23,8 @@ constinit Globals g;
 __thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread bool t_done __attribute__((tls_model("initial-exec"))) = false;
 
-void signals_install();  // signals.cc
+void signals_install();    // signals.cc
+void signals_uninstall();  // signals.cc
 
 namespace {
 
@@ -88,6 +89,9 @@ bool layer_listed(const char* list, const char* layer) {
 
 void read_config() {
   Config& c = g.cfg;
+  std::memset(&c, 0, sizeof(c));
+  for (bool& on : g_hot.layer_on) on = true;
+  g_hot.app_on = true;
   const char* dir = getenv("STRATA_DIR");
   std::strncpy(c.dir, dir ? dir : "", sizeof(c.dir) - 1);
   // Relative to where the process started, whatever it chdirs to later.
@@ -276,6 +280,39 @@ void set_active(bool on) {
   for (int l = 0; l < 3; ++l) g_hot.record[l] = on && g_hot.layer_on[l];
 }
 
+namespace {
+// Process-wide hooks made once, whichever start comes first.
+void install_process_hooks() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  pthread_key_create(&g.thread_key, thread_exit);
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+// Starts recording into g.cfg.dir: the first time with a new writer, after a
+// strata_stop with the same writer and interning tables (ids stay valid; a
+// new file gets every definition again).
+void begin_tracing() {
+  static bool writer_made = false;
+  g.pid = sys::getpid();
+  g.ppid = sys::getppid();
+  setup_clock();
+  register_builtin_names();
+  refresh_cwd();
+  install_process_hooks();
+  const bool single_threaded = __libc_single_threaded;
+  g.direct_eligible = direct::eligible();
+  g.finalized.store(false, std::memory_order_release);
+  if (!writer_made) writer_start();
+  else writer_restart();
+  writer_made = true;
+  g_hot.direct = single_threaded && g.direct_eligible;
+  signals_install();
+  set_active(true);
+}
+}  // namespace
+
 void ensure_initialized() {
   int expected = 0;
   if (!g.initialized.compare_exchange_strong(expected, 1)) return;
@@ -287,21 +324,40 @@ void ensure_initialized() {
     g.initialized.store(2, std::memory_order_release);
     return;
   }
-  g.pid = sys::getpid();
-  g.ppid = sys::getppid();
-  setup_clock();
-  register_builtin_names();
-  refresh_cwd();
-  pthread_key_create(&g.thread_key, thread_exit);
-  pthread_atfork(fork_prepare, fork_parent, fork_child);
-  const bool single_threaded = __libc_single_threaded;
-  g.direct_eligible = direct::eligible();
-  writer_start();
-  g_hot.direct = single_threaded && g.direct_eligible;
-  signals_install();
+  begin_tracing();
   t_done = false;
-  set_active(true);
   g.initialized.store(2, std::memory_order_release);
+}
+
+bool attach_begin() {
+  ensure_initialized();
+  if (g_hot.active || g.initialized.load(std::memory_order_acquire) != 2) return false;
+  const bool was_done = t_done;
+  t_done = true;
+  read_config();
+  // Descriptors opened or closed while nothing was traced: ask /proc again.
+  g.fds.clear_all();
+  for (ThreadState* s = g.threads.load(std::memory_order_acquire); s; s = s->next) {
+    // Events a thread recorded while the previous trace was being finished.
+    s->ring.tail.store(s->ring.head.load(std::memory_order_acquire), std::memory_order_release);
+    s->ring.cached_tail = s->ring.tail.load(std::memory_order_relaxed);
+    s->dropped.store(0, std::memory_order_relaxed);
+  }
+  const bool ok = g.cfg.dir[0] != '\0';
+  if (ok) begin_tracing();
+  t_done = was_done;
+  return ok;
+}
+
+void attach_end() {
+  if (!g_hot.active || is_vfork_child()) return;
+  set_active(false);
+  {
+    InternalScope guard;
+    writer_flush(true);
+  }
+  writer_stop();
+  signals_uninstall();
 }
 
 void flush_all(bool final_flush) {

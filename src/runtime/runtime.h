@@ -219,6 +219,11 @@ class InternalScope {
 
 // Lifecycle (core.cc).
 void ensure_initialized();
+// strata_start/strata_stop (attach.cc): start recording into the configuration
+// the environment holds now, in a process the launcher did not start; and
+// finish that trace. attach_begin is false when already recording.
+bool attach_begin();
+void attach_end();
 void flush_all(bool final_flush);  // drains every ring and writes; final also writes the footer
 void finalize_process(int exit_status, Fn how);
 void before_exec();

@@ -85,6 +85,15 @@ void signals_install() {
   }
 }
 
+// strata_stop: the kernel gets back exactly what the application installed.
+void signals_uninstall() {
+  for (int i = 0; i < kNumSignals; ++i) {
+    if (!watches[i].tracked) continue;
+    watches[i].tracked = false;
+    if (is_default(watches[i].app)) REAL(sigaction)(kSignals[i], &watches[i].app, nullptr);
+  }
+}
+
 }  // namespace strata::runtime
 
 using strata::runtime::install_flush_handler;

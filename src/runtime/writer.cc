@@ -661,11 +661,10 @@ void writer_stop() {
 void writer_prepare_fork() { pthread_mutex_lock(&w.mu); }
 void writer_parent_after_fork() { pthread_mutex_unlock(&w.mu); }
 
-void writer_child_after_fork() {
-  pthread_mutex_init(&w.mu, nullptr);
-  pthread_mutex_init(&w.task_mu, nullptr);
-  // The parent's descriptor lived in its writer thread's private table (or
-  // only during a flush): the child's table holds nothing of strata's.
+namespace {
+// Forgets the previous file: the next one is created from scratch, with every
+// dictionary entry again, by a fresh writer thread.
+void reset_for_new_file() {
   w.fd = -1;
   w.private_fd = -1;
   w.fd_transient = false;
@@ -684,5 +683,16 @@ void writer_child_after_fork() {
   w.last_periodic_ns = mono_ns();
   if (!start_thread()) open_file();
 }
+}  // namespace
+
+void writer_child_after_fork() {
+  pthread_mutex_init(&w.mu, nullptr);
+  pthread_mutex_init(&w.task_mu, nullptr);
+  // The parent's descriptor lived in its writer thread's private table (or
+  // only during a flush): the child's table holds nothing of strata's.
+  reset_for_new_file();
+}
+
+void writer_restart() { reset_for_new_file(); }
 
 }  // namespace strata::runtime

@@ -15,6 +15,7 @@ void writer_stop();                  // stops the thread (process exit)
 void writer_prepare_fork();
 void writer_parent_after_fork();
 void writer_child_after_fork();      // new file for the child, fresh thread
+void writer_restart();               // after writer_stop: new file, fresh thread (strata_start)
 void writer_wake();
 // True in the process that owns a running writer thread (not in a vfork or
 // clone child that only sees the parent's state).

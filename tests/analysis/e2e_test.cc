@@ -184,9 +184,8 @@ TEST(AnalyzeE2E, RandomSmallAndUnalignedPreads) {
                    {"POSIX_SEQ_READS", 6},
                    {"POSIX_CONSEC_READS", 2},
                    {"POSIX_FILE_NOT_ALIGNED", 2},  // offsets 1000 and 1100 % 4096 != 0
-                   // strata records no buffer addresses: 0 (docs/analysis.md);
-                   // Darshan would count read 9 here.
-                   {"POSIX_MEM_NOT_ALIGNED", 0},
+                   {"POSIX_MEM_NOT_ALIGNED", 1},  // read 9, into buf + 1
+                   {"POSIX_MEM_ALIGNMENT", 8},
                    {"POSIX_SIZE_READ_0_100", 2},   // 100 < 101
                    {"POSIX_SIZE_READ_1K_10K", 7},  // 4096 x5, 8192 x2
                    // sizes: 4096 x5, 8192 x2, 100 x2 (ties: larger value first)
@@ -350,7 +349,8 @@ TEST(AnalyzeE2E, MemAlignmentAndSeekPositionsInBothModes) {
       if (!j->root["mem_align"].get(v)) aligns.push_back(v);
     }
     std::sort(aligns.begin(), aligns.end());
-    EXPECT_EQ(aligns, (std::vector<int64_t>{1, 1, 1, 1, 2, 4, 8, 8, 16, 64, 4096, 4096}));
+    const std::vector<int64_t> want_aligns = {1, 1, 1, 1, 2, 4, 8, 8, 16, 64, 4096, 4096};
+    EXPECT_EQ(aligns, want_aligns);
     // The seek events carry the position after the call (0 for rewind).
     std::vector<int64_t> seek_offsets;
     RunResult scat = run({kStrata, "cat", st});
@@ -373,6 +373,17 @@ TEST(AnalyzeE2E, MemAlignmentAndSeekPositionsInBothModes) {
     const DarshanRecord* pp = only(dp, "POSIX", af);
     ASSERT_NE(pp, nullptr);
     EXPECT_EQ(pp->c.at("POSIX_MEM_NOT_ALIGNED"), 6);
+    RunResult pcat = run({kStrata, "cat", pfw});
+    ASSERT_EQ(pcat.code, 0) << describe(pcat);
+    std::vector<int64_t> pfw_aligns;
+    std::istringstream plines(pcat.out);
+    for (std::string line; std::getline(plines, line);) {
+      auto j = parse_json(line);
+      int64_t v = 0;
+      if (!j->root["mem_align"].get(v)) pfw_aligns.push_back(v);
+    }
+    std::sort(pfw_aligns.begin(), pfw_aligns.end());
+    EXPECT_EQ(pfw_aligns, want_aligns);
   }
 }
 

@@ -379,6 +379,28 @@ std::string packed_column_error(const std::vector<uint8_t>& column, uint32_t cou
   return error_of(fb.write(tmp), 3);  // block 1 is the PROCESS block, 2 the DICT
 }
 
+// Column 11 (1.2) holds 1 + trailing zero bits capped at 12: a larger value
+// is a corrupt block, named with the file and block like every other.
+TEST(Packed, MemAlignAboveThirteenIsCorruption) {
+  for (uint32_t v : {13u, 14u, 200u}) {
+    auto ev = io_fields(300, 11);
+    set_times(ev, 5000, [](size_t) { return int64_t{3}; }, [](size_t) { return uint64_t{40}; });
+    ev[200].mem_align = v;
+    fmtf::EventsEncoder enc(ev.size());
+    fmtf::ByteSink payload;
+    const size_t prefix = enc.encode(kTid, ev.data(), ev.size(), payload);
+    FileBuilder fb;
+    fb.block(fmtf::BlockType::kEvents, static_cast<uint32_t>(ev.size()), payload.bytes(), true, prefix);
+    TempDir tmp;
+    const std::string msg = error_of(fb.write(tmp), 3);  // block 1 is the PROCESS block, 2 the DICT
+    if (v == 13) {
+      EXPECT_EQ(msg, "");
+    } else {
+      EXPECT_NE(msg.find("column 11 (memory alignment) holds " + std::to_string(v)), std::string::npos) << msg;
+    }
+  }
+}
+
 TEST(Packed, HandWrittenColumnReads) {
   // 3 values: w 2, base 5, 1 exception; low bits 1, 3, 0 -> byte 0b00'11'01;
   // exception index 2, high 4: value 5 + (0 | 4 << 2) = 21.

@@ -111,6 +111,9 @@ struct EventBatch {
   std::vector<int32_t> fd, err;
   std::vector<uint64_t> ts, dur;  // ts: host CLOCK_MONOTONIC ns
   std::vector<int64_t> offset, size, ret;
+  // Column kMemAlign (format 1.2): 0 = not recorded, else 1 + trailing zero
+  // bits of the buffer address (capped); mem_align_bytes() gives the alignment.
+  std::vector<uint8_t> mem_align;
   size_t size_events() const { return ts.size(); }
   void resize(size_t n);
 };

@@ -158,7 +158,7 @@ int64_t count_events(const FileSpec& s) {
 
 struct Out {
   Col<int64_t> pid, tid, ts, dur, offset, size, ret;
-  Col<int32_t> fd, err, name, cat, path, ctx;
+  Col<int32_t> fd, err, mem_align, name, cat, path, ctx;
   Col<int8_t> kind;
 };
 
@@ -191,6 +191,8 @@ void decode_into(FileWork& w, Out& o) {
     put(o.ret.p + at, batch.ret);
     put(o.fd.p + at, batch.fd);
     put(o.err.p + at, batch.err);
+    int32_t* mem = o.mem_align.p + at;  // the format's code -> bytes (0 = not recorded)
+    for (size_t i = 0; i < n; ++i) mem[i] = batch.mem_align[i] ? int32_t{1} << (batch.mem_align[i] - 1) : 0;
     put(o.name.p + at, batch.name);
     put(o.ctx.p + at, batch.ctx);
     put(o.path.p + at, batch.path);
@@ -306,7 +308,7 @@ py::dict read_specs(std::vector<FileSpec> specs, int threads) {
       total += work[i].count;
     }
     for (auto* c : {&o.pid, &o.tid, &o.ts, &o.dur, &o.offset, &o.size, &o.ret}) c->alloc(total);
-    for (auto* c : {&o.fd, &o.err, &o.name, &o.cat, &o.path, &o.ctx}) c->alloc(total);
+    for (auto* c : {&o.fd, &o.err, &o.mem_align, &o.name, &o.cat, &o.path, &o.ctx}) c->alloc(total);
     o.kind.alloc(total);
     // Phase A
     parallel_for(work.size(), threads, [&](size_t i) { decode_into(work[i], o); });
@@ -394,6 +396,7 @@ py::dict read_specs(std::vector<FileSpec> specs, int threads) {
   out["ret"] = o.ret.take();
   out["fd"] = o.fd.take();
   out["err"] = o.err.take();
+  out["mem_align"] = o.mem_align.take();
   out["name"] = o.name.take();
   out["cat"] = o.cat.take();
   out["kind"] = o.kind.take();

@@ -10,6 +10,8 @@ Columns of read_trace (one row per event):
   offset, size    int64      offset and bytes requested (-1 when none); counters: value in size
   ret             int64      return value (bytes for reads/writes)
   err             int32      errno (0 on success)
+  mem_align       int32      POSIX reads/writes: alignment of the memory buffer in bytes
+                             (a power of two, 4096 = 4096 or more; 0 when not recorded)
   <tag key>       Int64 (nullable) for integer tags, category for string tags
                   (e.g. epoch, step, worker); a tag key that collides with a
                   column above is prefixed "tag_".
@@ -20,7 +22,7 @@ import numpy as np
 
 KINDS = ["complete", "instant", "counter", "begin", "end"]
 BASE_COLUMNS = ["pid", "tid", "ts", "dur", "cat", "name", "kind", "path", "fd",
-                "offset", "size", "ret", "err"]
+                "offset", "size", "ret", "err", "mem_align"]
 
 _native = None
 
@@ -92,6 +94,7 @@ def frame(cols, keys=None, tags=True):
         "size": cols["size"],
         "ret": cols["ret"],
         "err": cols["err"],
+        "mem_align": cols["mem_align"],
     }
     if tags:
         n = len(cols["ts"])

@@ -353,6 +353,7 @@ void UnitAgg::event(const IoEvent& e) {
     ce.offset = f.op == counters::Op::kRenameDst ? -1 : e.offset;
     if (f.op == counters::Op::kSeek && ce.module == counters::Module::kPosix && e.has_ret) ce.offset = e.ret;
     ce.bytes = bytes > 0 ? bytes : 0;
+    ce.mem_align = e.mem_align;
     ce.t1 = static_cast<double>(e.ts) * 1e-9;
     ce.t2 = static_cast<double>(end) * 1e-9;
     p.engine.on_event(ce);

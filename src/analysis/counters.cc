@@ -1,6 +1,8 @@
 // Darshan-compatible counter engine; see counters.h and docs/analysis.md.
 #include "analysis/counters.h"
 
+#include "format/format.h"
+
 #include <algorithm>
 
 namespace strata::counters {
@@ -237,7 +239,8 @@ void CounterEngine::on_posix(const CounterEvent& e) {
       c[(rd ? POSIX_SIZE_READ_0_100 : POSIX_SIZE_WRITE_0_100) + size_bucket(e.bytes)] += 1;
       r->access.track(e.bytes);
       r->stride.track(stride);
-      if (!e.mem_aligned) c[POSIX_MEM_NOT_ALIGNED] += 1;
+      if (e.mem_align != 0 && !format::mem_aligned_to(e.mem_align, static_cast<uint64_t>(cfg_.mem_alignment)))
+        c[POSIX_MEM_NOT_ALIGNED] += 1;
       const int64_t fa = c[POSIX_FILE_ALIGNMENT];
       if (fa > 0 && off % fa != 0) c[POSIX_FILE_NOT_ALIGNED] += 1;
       if (r->last_io == (rd ? 2 : 1)) c[POSIX_RW_SWITCHES] += 1;

@@ -114,7 +114,7 @@ struct CounterEvent {
   Op op = Op::kNone;
   bool ok = true;           // the call succeeded (ret >= 0 / non-NULL)
   bool positional = false;  // pread/pwrite family: `offset` is the access offset
-  bool mem_aligned = true;  // buffer address aligned (unknown: true)
+  uint8_t mem_align = 0;    // kRead/kWrite: the buffer's format::Column::kMemAlign value (0 unknown: aligned)
   int32_t fd = -1;          // descriptor the call used or returned; -1 none
   int32_t old_fd = -1;      // kDup: the duplicated descriptor
   uint32_t file = kNoFile;  // caller's id of the file (path), when the event names it

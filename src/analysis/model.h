@@ -63,6 +63,7 @@ struct IoEvent {
   uint32_t ctx = 0;
   int32_t fd = -1;
   int32_t err = 0;
+  uint8_t mem_align = 0;  // buffer alignment, format::Column::kMemAlign (0 unknown)
   bool has_ret = true;  // false when the source does not know the return value
 };
 

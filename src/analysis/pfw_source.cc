@@ -1,5 +1,6 @@
 #include "analysis/pfw_source.h"
 
+#include "format/format.h"
 #include "importer/detect.h"
 #include "importer/line_reader.h"
 #include "importer/pfw_parser.h"
@@ -271,6 +272,10 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
       int64_t a_count = r.count.present ? share(r.count, i, n) : -1;
       int64_t a_size = r.size.present ? share(r.size, i, n) : -1;
       e.err = static_cast<int32_t>(r.err.present && !r.err.ranged ? r.err.v : 0);
+      // A folded record's calls share one alignment only when all had it (a plain field).
+      e.mem_align = static_cast<uint8_t>(r.mem_align.present && !r.mem_align.ranged && r.mem_align.v > 0
+                                             ? format::mem_align_code_of_bytes(static_cast<uint64_t>(r.mem_align.v))
+                                             : 0);
       e.ts = t_ns;
       e.dur = to_ns(durf.present ? share(durf, i, n) : 0, 0, "dur");
       if (__builtin_add_overflow(t_ns, e.dur, &t_ns)) fail("\"ts\" out of range");

@@ -146,6 +146,7 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
           e.ctx = b.ctx[i];
           e.fd = b.fd[i];
           e.err = b.err[i];
+          e.mem_align = b.mem_align[i];
           e.has_ret = (fields[nid] & format::kFieldRet) != 0 || fields[nid] == 0;
           c.event(e);
         }

@@ -50,6 +50,10 @@ void write_fields(JsonOut& j, const EventRef& e) {
   number(f::kFieldValue, ",\"value\":", b.size[i]);
   number(f::kFieldRet, ",\"ret\":", b.ret[i]);
   if (b.err[i]) number(f::kFieldErrno, ",\"errno\":", b.err[i]);
+  if (b.mem_align[i]) {
+    j.raw(",\"mem_align\":");
+    j.i64(static_cast<int64_t>(f::mem_align_bytes(b.mem_align[i])));
+  }
   if (b.ctx[i]) {
     j.raw(",\"tags\":{");
     write_tags(j, dict, b.ctx[i]);

@@ -303,9 +303,9 @@ class LineBuffer {
   char* end_ = nullptr;
 };
 
-// Bytes a line needs besides its fragments: keys and "}\n" (58), up to 8
-// integers of 20 digits and a sign (168), and the stores past the end of
-// fixed-size copies (at most kPad).
+// Bytes a line needs besides its fragments: keys and "}\n" (71), up to 8
+// integers of 20 digits and a sign (168), mem_align's at most 4 digits, and
+// the stores past the end of fixed-size copies (at most kPad).
 constexpr size_t kLineFixed = 256 + kPad;
 
 // The columns of a batch as plain pointers: the loop writes through a char*,
@@ -314,11 +314,13 @@ constexpr size_t kLineFixed = 256 + kPad;
 struct Columns {
   explicit Columns(const reader::EventBatch& b)
       : name(b.name.data()), path(b.path.data()), ctx(b.ctx.data()), fd(b.fd.data()), err(b.err.data()),
-        ts(b.ts.data()), dur(b.dur.data()), offset(b.offset.data()), size(b.size.data()), ret(b.ret.data()) {}
+        ts(b.ts.data()), dur(b.dur.data()), offset(b.offset.data()), size(b.size.data()), ret(b.ret.data()),
+        mem_align(b.mem_align.data()) {}
   const uint32_t *name, *path, *ctx;
   const int32_t *fd, *err;
   const uint64_t *ts, *dur;
   const int64_t *offset, *size, *ret;
+  const uint8_t* mem_align;
 };
 
 // Formats the events of one batch. Consecutive events mostly share their
@@ -361,6 +363,7 @@ void write_batch(const reader::EventBatch& b, int64_t shift, Fragments& frag, Li
     if (f & fmtf::kFieldValue) p = put_i64(put_key(p, ",\"value\":"), c.size[i]);
     if (f & fmtf::kFieldRet) p = last.ret.put(put_key(p, ",\"ret\":"), c.ret[i]);
     if ((f & fmtf::kFieldErrno) && c.err[i]) p = put_i64(put_key(p, ",\"errno\":"), c.err[i]);
+    if (c.mem_align[i]) p = put_u64(put_key(p, ",\"mem_align\":"), strata::format::mem_align_bytes(c.mem_align[i]));
     if (tags) p = tags->put(p);
     p = put_key(p, "}\n");
   }

@@ -112,6 +112,7 @@ class PfwWriter {
     if (f & fmtf::kFieldValue) { j_.raw(",\"value\":"); j_.i64(b.size[i]); }
     if (f & fmtf::kFieldRet) { j_.raw(",\"ret\":"); j_.i64(b.ret[i]); }
     if ((f & fmtf::kFieldErrno) && b.err[i]) { j_.raw(",\"errno\":"); j_.i64(b.err[i]); }
+    if (b.mem_align[i]) { j_.raw(",\"mem_align\":"); j_.i64(static_cast<int64_t>(fmtf::mem_align_bytes(b.mem_align[i]))); }
     if (b.ctx[i]) { j_.ch(','); write_tags(j_, dict, b.ctx[i]); }
     j_.raw("}}\n");
     j_.maybe_flush();

@@ -105,6 +105,7 @@ void body(JsonOut& j, const PfwRecord& r, std::string_view file, bool chrome) {
   num(j, "size", r.size);
   num(j, "ret", r.ret);
   num(j, "errno", r.err);
+  num(j, "mem_align", r.mem_align);
   if (r.ph == Phase::kAggregated && r.args_dur.ranged) num(j, "dur", r.args_dur);
   if (chrome) j.ch('}');
 }

@@ -59,42 +59,45 @@ inline uint8_t* run_put(uint8_t* p, Run& r, uint64_t v) {
 
 inline void store_u64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 
-// The run-length fields of an event (size, ret, name, path, ctx, fd, err:
-// bytes 24..60), held in registers to compare the next events against.
+// The run-length fields of an event (size, ret, name, path, ctx, fd, err,
+// mem_align: bytes 24..64), held in registers to compare the next events against.
 struct RunKey {
 #if defined(__SSE2__)
-  __m128i a, b;  // bytes 24..40, 40..56
-  uint32_t err;  // bytes 56..60
+  __m128i a, b;   // bytes 24..40, 40..56
+  uint64_t tail;  // bytes 56..64: err, mem_align
+  static uint64_t tail_of(const EncodeEvent* e) {
+    uint64_t v;
+    std::memcpy(&v, reinterpret_cast<const char*>(e) + 56, 8);
+    return v;
+  }
   static RunKey of(const EncodeEvent* e) {
     const char* p = reinterpret_cast<const char*>(e);
     return {_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 24)),
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 40)), static_cast<uint32_t>(e->err)};
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 40)), tail_of(e)};
   }
-  // Two 16-byte compares and one 4-byte compare, straight from memory.
+  // Two 16-byte compares and one 8-byte compare, straight from memory.
   bool matches(const EncodeEvent* e) const {
     const char* p = reinterpret_cast<const char*>(e);
     const __m128i x = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 24)), a);
     const __m128i y = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 40)), b);
-    return _mm_movemask_epi8(_mm_and_si128(x, y)) == 0xFFFF && static_cast<uint32_t>(e->err) == err;
+    return _mm_movemask_epi8(_mm_and_si128(x, y)) == 0xFFFF && tail_of(e) == tail;
   }
   RunKey operator~() const {
     const __m128i ones = _mm_set1_epi32(-1);
-    return {_mm_xor_si128(a, ones), _mm_xor_si128(b, ones), ~err};
+    return {_mm_xor_si128(a, ones), _mm_xor_si128(b, ones), ~tail};
   }
 #else
-  uint64_t w[4];
-  uint32_t err;
+  uint64_t w[5];
   static RunKey of(const EncodeEvent* e) {
     RunKey k;
-    std::memcpy(k.w, reinterpret_cast<const char*>(e) + 24, 32);
-    k.err = static_cast<uint32_t>(e->err);
+    std::memcpy(k.w, reinterpret_cast<const char*>(e) + 24, 40);
     return k;
   }
   bool matches(const EncodeEvent* e) const {
     const RunKey o = of(e);
-    return ((w[0] ^ o.w[0]) | (w[1] ^ o.w[1]) | (w[2] ^ o.w[2]) | (w[3] ^ o.w[3]) | (err ^ o.err)) == 0;
+    return ((w[0] ^ o.w[0]) | (w[1] ^ o.w[1]) | (w[2] ^ o.w[2]) | (w[3] ^ o.w[3]) | (w[4] ^ o.w[4])) == 0;
   }
-  RunKey operator~() const { return {{~w[0], ~w[1], ~w[2], ~w[3]}, ~err}; }
+  RunKey operator~() const { return {{~w[0], ~w[1], ~w[2], ~w[3], ~w[4]}}; }
 #endif
 };
 
@@ -318,14 +321,14 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
   auto col = [&](Column c) { return base + (static_cast<size_t>(c) - 1) * per_column_; };
   uint8_t *c_name = col(Column::kName), *c_fd = col(Column::kFd), *c_path = col(Column::kPath),
           *c_off = col(Column::kOffset), *c_size = col(Column::kSize), *c_ret = col(Column::kRet),
-          *c_err = col(Column::kErrno), *c_ctx = col(Column::kCtx);
+          *c_err = col(Column::kErrno), *c_ctx = col(Column::kCtx), *c_mem = col(Column::kMemAlign);
   uint64_t* const times = times_.get();  // gap, dur of event i at [2 i], [2 i + 1]
   uint64_t* mins = mins_.get();          // minimum gap, dur of frame f at [2 f], [2 f + 1]
-  Run r_name, r_fd, r_path, r_size, r_ret, r_err, r_ctx;
+  Run r_name, r_fd, r_path, r_size, r_ret, r_err, r_ctx, r_mem;
   // Offset codes are written as varints; when most are 0 or 1 (cache hits)
   // they are turned into runs at the end (see runs_of_codes).
   size_t new_deltas = 0;
-  // Events whose run-length fields (size..err) all equal the previous event's
+  // Events whose run-length fields (size..mem_align) all equal the previous event's
   // cost nothing but the comparison: when something changes, every run grows
   // by the events since the last change.
   size_t last_change = 0;  // index of the event after the last change
@@ -354,7 +357,7 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
           const uint64_t same = i - last_change;  // the first event adds 0 to empty runs
           last_change = i + 1;
           r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
-          r_ret.length += same, r_err.length += same, r_ctx.length += same;
+          r_ret.length += same, r_err.length += same, r_ctx.length += same, r_mem.length += same;
           c_name = run_put(c_name, r_name, e->name);
           c_fd = run_put(c_fd, r_fd, zigzag(e->fd));
           c_path = run_put(c_path, r_path, e->path);
@@ -362,6 +365,7 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
           c_ret = run_put(c_ret, r_ret, zigzag(e->ret - (e->size > 0 ? e->size : 0)));
           c_err = run_put(c_err, r_err, static_cast<uint32_t>(e->err));
           c_ctx = run_put(c_ctx, r_ctx, e->ctx);
+          c_mem = run_put(c_mem, r_mem, e->mem_align);
           ret_pos = e->ret > 0 ? static_cast<uint64_t>(e->ret) : 0;
           key = RunKey::of(e);  // loaded again: the loop need not keep the loaded copy
         }
@@ -410,7 +414,7 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
   }
   const uint64_t same = n - last_change;
   r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
-  r_ret.length += same, r_err.length += same, r_ctx.length += same;
+  r_ret.length += same, r_err.length += same, r_ctx.length += same, r_mem.length += same;
   const uint8_t* begins[kNumColumns];  // by column id - 1
   uint8_t* ends[kNumColumns];
   ColumnEncoding encs[kNumColumns];
@@ -425,6 +429,7 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
   ends[static_cast<int>(Column::kRet) - 1] = flush_run(c_ret, r_ret);
   ends[static_cast<int>(Column::kErrno) - 1] = flush_run(c_err, r_err);
   ends[static_cast<int>(Column::kCtx) - 1] = flush_run(c_ctx, r_ctx);
+  ends[static_cast<int>(Column::kMemAlign) - 1] = flush_run(c_mem, r_mem);
   ends[static_cast<int>(Column::kTs) - 1] = pack_column(times, mins_.get(), n, col(Column::kTs));
   ends[static_cast<int>(Column::kDur) - 1] = pack_column(times + 1, mins_.get() + 1, n, col(Column::kDur));
   // The offset column: varint codes, or their runs when that is smaller.

@@ -19,10 +19,9 @@ namespace strata::format {
 // One event as handed to the encoder: also the runtime's in-memory record, so
 // the encoder reads the runtime's rings in place. Times are in the file's
 // clock ticks (ns, or TSC-based ticks converted with the PROCESS block's
-// tick_q32). Fields size..err are contiguous: the encoder compares them as
-// one block of bytes to detect runs (pad is not compared: it may hold
-// anything). The runtime fills records field by name (make_event in
-// src/runtime/runtime.h).
+// tick_q32). Fields size..mem_align are contiguous: the encoder compares them
+// as one block of bytes to detect runs. The runtime fills records field by
+// name (make_event in src/runtime/runtime.h).
 struct EncodeEvent {
   uint64_t start = 0;
   uint64_t end = 0;
@@ -34,12 +33,13 @@ struct EncodeEvent {
   uint32_t ctx = 0;
   int32_t fd = -1;
   int32_t err = 0;
-  uint32_t pad = 0;
+  uint32_t mem_align = 0;  // Column::kMemAlign value (0 = not recorded)
 };
 static_assert(sizeof(EncodeEvent) == 64);
 inline constexpr size_t kRunFieldsOffset = offsetof(EncodeEvent, size);
-inline constexpr size_t kRunFieldsSize = offsetof(EncodeEvent, pad) - offsetof(EncodeEvent, size);
-static_assert(kRunFieldsOffset == 24 && kRunFieldsSize == 36 && offsetof(EncodeEvent, err) == 56);
+inline constexpr size_t kRunFieldsSize = sizeof(EncodeEvent) - offsetof(EncodeEvent, size);
+static_assert(kRunFieldsOffset == 24 && kRunFieldsSize == 40 && offsetof(EncodeEvent, err) == 56 &&
+              offsetof(EncodeEvent, mem_align) == 60);
 
 // Appends byte-level values to a growable buffer (reserve once, reuse).
 class ByteSink {

@@ -16,7 +16,7 @@ namespace strata::format {
 // FOOTER whose final 16 bytes are the Trailer.
 inline constexpr char kFileMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', '\0', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 1;  // 1.1: codec kZstdPrefix, column encoding kPacked
+inline constexpr uint16_t kVersionMinor = 2;  // 1.1: codec kZstdPrefix, column encoding kPacked; 1.2: column kMemAlign
 inline constexpr const char* kFileSuffix = ".strata";
 // A process that cannot create its trace file (an unwritable directory after
 // a change of user, a full disk) appends one text line here at exit:
@@ -130,8 +130,27 @@ enum class Column : uint8_t {
   kRet = 8,     // zigzag of ret - max(size, 0)
   kErrno = 9,   // errno (0 = success)
   kCtx = 10,    // context id (0 = no tags)
+  kMemAlign = 11,  // (1.2) 0 = not recorded; else 1 + the number of trailing zero bits of the
+                   //   memory buffer's address, at most 1 + kMemAlignMaxLog2 (a buffer aligned
+                   //   to 2^kMemAlignMaxLog2 or more). readv/writev family: the least aligned
+                   //   iovec. Files without the column: 0 for every event.
 };
-inline constexpr int kNumColumns = 10;
+inline constexpr int kNumColumns = 11;
+inline constexpr int kMemAlignMaxLog2 = 12;
+// kMemAlign value of a buffer address (the runtime's hot path: or, tzcnt, add).
+inline constexpr uint32_t mem_align_code(uint64_t address) {
+  return 1u + static_cast<uint32_t>(__builtin_ctzll(address | (uint64_t{1} << kMemAlignMaxLog2)));
+}
+// The alignment in bytes a kMemAlign value (not 0) stands for, and back
+// (readers of text formats that carry bytes: "mem_align" in JSON and .pfw).
+inline constexpr uint64_t mem_align_bytes(uint32_t code) { return uint64_t{1} << (code - 1); }
+inline constexpr uint32_t mem_align_code_of_bytes(uint64_t bytes) { return bytes ? mem_align_code(bytes) : 0; }
+// Whether a kMemAlign value (not 0) shows a buffer aligned to `alignment` (a
+// power of two). A buffer aligned to 2^kMemAlignMaxLog2 counts as aligned to
+// any larger alignment too (the value cannot tell).
+inline constexpr bool mem_aligned_to(uint32_t code, uint64_t alignment) {
+  return code > kMemAlignMaxLog2 || alignment <= (uint64_t{1} << (code - 1));
+}
 // How a column stores its `count` unsigned 64-bit values (readers accept every
 // encoding for every column):
 //   kVarint: `count` varints.
@@ -151,10 +170,10 @@ inline constexpr uint32_t kPackedFrame = 128;  // values per kPacked frame
 inline constexpr ColumnEncoding kColumnEncoding[kNumColumns] = {
     ColumnEncoding::kRunLength, ColumnEncoding::kPacked,    ColumnEncoding::kPacked,    ColumnEncoding::kRunLength,
     ColumnEncoding::kRunLength, ColumnEncoding::kVarint,    ColumnEncoding::kRunLength, ColumnEncoding::kRunLength,
-    ColumnEncoding::kRunLength, ColumnEncoding::kRunLength};
-inline constexpr Column kColumnOrder[kNumColumns] = {Column::kName, Column::kFd,    Column::kPath, Column::kOffset,
+    ColumnEncoding::kRunLength, ColumnEncoding::kRunLength, ColumnEncoding::kRunLength};
+inline constexpr Column kColumnOrder[kNumColumns] = {Column::kName, Column::kFd,    Column::kPath,  Column::kOffset,
                                                      Column::kSize, Column::kRet,   Column::kErrno, Column::kCtx,
-                                                     Column::kTs,   Column::kDur};
+                                                     Column::kMemAlign, Column::kTs, Column::kDur};
 
 // ---- Trailer ---------------------------------------------------------------
 inline constexpr char kTrailerMagic[8] = {'S', 'T', 'R', 'A', 'T', 'F', 'T', '\n'};

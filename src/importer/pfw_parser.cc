@@ -281,7 +281,7 @@ bool PfwParser::parse(const Line& line, PfwRecord& r) {
         }
         NumField* nf = base == "ret" ? &r.ret : base == "count" ? &r.count : base == "size" ? &r.size
                      : base == "offset" ? &r.offset : base == "fd" ? &r.fd : base == "errno" ? &r.err
-                     : base == "dur" ? &r.args_dur : nullptr;
+                     : base == "dur" ? &r.args_dur : base == "mem_align" ? &r.mem_align : nullptr;
         if (nf) {
           int64_t iv;
           if (!get_i64(av, iv)) continue;

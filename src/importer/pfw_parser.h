@@ -56,6 +56,7 @@ struct PfwRecord {
   bool has_args = false;
   int64_t cnt = 1;                 // calls this record stands for (args.dft_cnt)
   NumField ret, count, size, offset, fd, err, args_dur;
+  NumField mem_align;              // strata's own .pfw: buffer alignment in bytes
   int64_t ppid = -1;
   bool has_fhash = false;
   uint64_t fhash = 0, hhash = 0, cmd_hash = 0, exec_hash = 0;

@@ -100,6 +100,7 @@ void EventBatch::resize(size_t n) {
   offset.resize(n);
   size.resize(n);
   ret.resize(n);
+  mem_align.resize(n);
 }
 
 // ---- Payload cursor ----------------------------------------------------------
@@ -614,6 +615,7 @@ void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, Ev
   if (absent(fmt::Column::kRet)) std::fill(out.ret.begin(), out.ret.end(), 0);
   if (absent(fmt::Column::kErrno)) std::fill(out.err.begin(), out.err.end(), 0);
   if (absent(fmt::Column::kCtx)) std::fill(out.ctx.begin(), out.ctx.end(), 0);
+  if (absent(fmt::Column::kMemAlign)) std::fill(out.mem_align.begin(), out.mem_align.end(), 0);
   const uint8_t* data = c.p;
   const uint8_t* end = p.data() + p.size();
   bool have_ts = false, have_offset = false;
@@ -643,6 +645,18 @@ void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, Ev
       case fmt::Column::kRet: bad = decode_any(enc, cb, ce, count, out.ret.data(), [](uint64_t v) { return fmt::unzigzag(v); }, frame); break;
       case fmt::Column::kErrno: bad = decode_any(enc, cb, ce, count, out.err.data(), [](uint64_t v) { return static_cast<int32_t>(v); }, frame); break;
       case fmt::Column::kCtx: bad = decode_any(enc, cb, ce, count, out.ctx.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }, frame); break;
+      case fmt::Column::kMemAlign: {
+        uint64_t worst = 0;
+        bad = decode_any(enc, cb, ce, count, out.mem_align.data(), [&](uint64_t v) {
+          worst = std::max(worst, v);
+          return static_cast<uint8_t>(v);
+        }, frame);
+        if (!bad && worst > 1 + fmt::kMemAlignMaxLog2) {
+          fail("EVENTS block: column 11 (memory alignment) holds " + std::to_string(worst) + ", more than " +
+               std::to_string(1 + fmt::kMemAlignMaxLog2) + " (corrupt block)");
+        }
+        break;
+      }
       default: break;  // columns from a newer minor version
     }
     if (bad) {

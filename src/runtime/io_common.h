@@ -5,15 +5,28 @@
 
 #include <fcntl.h>
 #include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstdint>
 
 #include "runtime/state.h"
 
 namespace strata::runtime {
 
+// The Column::kMemAlign value of a buffer, and of the least aligned buffer
+// of an iovec array (Darshan: the call is aligned when every iov_base is).
+inline uint32_t mem_align_of(const void* buf) { return format::mem_align_code(reinterpret_cast<uintptr_t>(buf)); }
+inline uint32_t mem_align_of(const struct iovec* iov, int n) {
+  uintptr_t bits = 0;
+  for (int i = 0; i < n; ++i) bits |= reinterpret_cast<uintptr_t>(iov[i].iov_base);
+  return format::mem_align_code(bits);
+}
+
 // I/O on a descriptor. explicit_offset < 0 means "at the tracked position",
-// which then advances by the bytes transferred.
-template <class Call>
-inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t size, Call call) {
+// which then advances by the bytes transferred. mem_align() gives the
+// buffer's alignment (Column::kMemAlign); it runs only when recording.
+template <class Call, class MemAlign>
+inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t size, Call call, MemAlign mem_align) {
   IoScope s(fn, layer);
   if (!s.on()) return call();  // two call sites: the recording path below tests nothing twice
   auto r = call();
@@ -33,8 +46,14 @@ inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t s
     if (__builtin_expect(off == kPosFromKernel, 0)) off = kernel_offset_before(fd, static_cast<int64_t>(r));
     else if (r > 0) e->pos.store(off + static_cast<int64_t>(r), std::memory_order_relaxed);
   }
-  s.record(fd, e->path.load(std::memory_order_relaxed), off, size, static_cast<int64_t>(r));
+  s.record(fd, e->path.load(std::memory_order_relaxed), off, size, static_cast<int64_t>(r), mem_align());
   return r;
+}
+
+// I/O on a descriptor without a memory buffer (sendfile, fallocate...).
+template <class Call>
+inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t size, Call call) {
+  return fd_io(fn, layer, fd, explicit_offset, size, call, [] { return 0u; });
 }
 
 // An operation on a descriptor that moves no data (fsync, fstat, close...).

@@ -354,55 +354,55 @@ int close(int fd) {
 }
 
 ssize_t read(int fd, void* buf, size_t n) {
-  return fd_io(Fn::read, P, fd, -1, n, [&] { return direct::on() ? direct::read(fd, buf, n) : REAL(read)(fd, buf, n); });
+  return fd_io(Fn::read, P, fd, -1, n, [&] { return direct::on() ? direct::read(fd, buf, n) : REAL(read)(fd, buf, n); }, [&] { return mem_align_of(buf); });
 }
 ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
-  return fd_io(Fn::read, P, fd, -1, n, [&] { return REAL(__read_chk)(fd, buf, n, buflen); });
+  return fd_io(Fn::read, P, fd, -1, n, [&] { return REAL(__read_chk)(fd, buf, n, buflen); }, [&] { return mem_align_of(buf); });
 }
 ssize_t write(int fd, const void* buf, size_t n) {
-  return fd_io(Fn::write, P, fd, -1, n, [&] { return direct::on() ? direct::write(fd, buf, n) : REAL(write)(fd, buf, n); });
+  return fd_io(Fn::write, P, fd, -1, n, [&] { return direct::on() ? direct::write(fd, buf, n) : REAL(write)(fd, buf, n); }, [&] { return mem_align_of(buf); });
 }
 ssize_t pread(int fd, void* buf, size_t n, off_t off) {
-  return fd_io(Fn::pread, P, fd, off, n, [&] { return direct::on() ? direct::pread(fd, buf, n, off) : REAL(pread)(fd, buf, n, off); });
+  return fd_io(Fn::pread, P, fd, off, n, [&] { return direct::on() ? direct::pread(fd, buf, n, off) : REAL(pread)(fd, buf, n, off); }, [&] { return mem_align_of(buf); });
 }
 ssize_t pread64(int fd, void* buf, size_t n, off64_t off) {
-  return fd_io(Fn::pread64, P, fd, off, n, [&] { return direct::on() ? direct::pread(fd, buf, n, off) : REAL(pread64)(fd, buf, n, off); });
+  return fd_io(Fn::pread64, P, fd, off, n, [&] { return direct::on() ? direct::pread(fd, buf, n, off) : REAL(pread64)(fd, buf, n, off); }, [&] { return mem_align_of(buf); });
 }
 ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t buflen) {
-  return fd_io(Fn::pread, P, fd, off, n, [&] { return REAL(__pread_chk)(fd, buf, n, off, buflen); });
+  return fd_io(Fn::pread, P, fd, off, n, [&] { return REAL(__pread_chk)(fd, buf, n, off, buflen); }, [&] { return mem_align_of(buf); });
 }
 ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t buflen) {
-  return fd_io(Fn::pread64, P, fd, off, n, [&] { return REAL(__pread64_chk)(fd, buf, n, off, buflen); });
+  return fd_io(Fn::pread64, P, fd, off, n, [&] { return REAL(__pread64_chk)(fd, buf, n, off, buflen); }, [&] { return mem_align_of(buf); });
 }
 ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
-  return fd_io(Fn::pwrite, P, fd, off, n, [&] { return direct::on() ? direct::pwrite(fd, buf, n, off) : REAL(pwrite)(fd, buf, n, off); });
+  return fd_io(Fn::pwrite, P, fd, off, n, [&] { return direct::on() ? direct::pwrite(fd, buf, n, off) : REAL(pwrite)(fd, buf, n, off); }, [&] { return mem_align_of(buf); });
 }
 ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t off) {
-  return fd_io(Fn::pwrite64, P, fd, off, n, [&] { return direct::on() ? direct::pwrite(fd, buf, n, off) : REAL(pwrite64)(fd, buf, n, off); });
+  return fd_io(Fn::pwrite64, P, fd, off, n, [&] { return direct::on() ? direct::pwrite(fd, buf, n, off) : REAL(pwrite64)(fd, buf, n, off); }, [&] { return mem_align_of(buf); });
 }
 ssize_t readv(int fd, const struct iovec* iov, int n) {
-  return fd_io(Fn::readv, P, fd, -1, iov_bytes(iov, n), [&] { return REAL(readv)(fd, iov, n); });
+  return fd_io(Fn::readv, P, fd, -1, iov_bytes(iov, n), [&] { return REAL(readv)(fd, iov, n); }, [&] { return mem_align_of(iov, n); });
 }
 ssize_t writev(int fd, const struct iovec* iov, int n) {
-  return fd_io(Fn::writev, P, fd, -1, iov_bytes(iov, n), [&] { return REAL(writev)(fd, iov, n); });
+  return fd_io(Fn::writev, P, fd, -1, iov_bytes(iov, n), [&] { return REAL(writev)(fd, iov, n); }, [&] { return mem_align_of(iov, n); });
 }
 ssize_t preadv(int fd, const struct iovec* iov, int n, off_t off) {
-  return fd_io(Fn::preadv, P, fd, off, iov_bytes(iov, n), [&] { return REAL(preadv)(fd, iov, n, off); });
+  return fd_io(Fn::preadv, P, fd, off, iov_bytes(iov, n), [&] { return REAL(preadv)(fd, iov, n, off); }, [&] { return mem_align_of(iov, n); });
 }
 ssize_t preadv64(int fd, const struct iovec* iov, int n, off64_t off) {
-  return fd_io(Fn::preadv64, P, fd, off, iov_bytes(iov, n), [&] { return REAL(preadv64)(fd, iov, n, off); });
+  return fd_io(Fn::preadv64, P, fd, off, iov_bytes(iov, n), [&] { return REAL(preadv64)(fd, iov, n, off); }, [&] { return mem_align_of(iov, n); });
 }
 ssize_t pwritev(int fd, const struct iovec* iov, int n, off_t off) {
-  return fd_io(Fn::pwritev, P, fd, off, iov_bytes(iov, n), [&] { return REAL(pwritev)(fd, iov, n, off); });
+  return fd_io(Fn::pwritev, P, fd, off, iov_bytes(iov, n), [&] { return REAL(pwritev)(fd, iov, n, off); }, [&] { return mem_align_of(iov, n); });
 }
 ssize_t pwritev64(int fd, const struct iovec* iov, int n, off64_t off) {
-  return fd_io(Fn::pwritev64, P, fd, off, iov_bytes(iov, n), [&] { return REAL(pwritev64)(fd, iov, n, off); });
+  return fd_io(Fn::pwritev64, P, fd, off, iov_bytes(iov, n), [&] { return REAL(pwritev64)(fd, iov, n, off); }, [&] { return mem_align_of(iov, n); });
 }
 ssize_t preadv2(int fd, const struct iovec* iov, int n, off_t off, int flags) {
-  return fd_io(Fn::preadv2, P, fd, off, iov_bytes(iov, n), [&] { return REAL(preadv2)(fd, iov, n, off, flags); });
+  return fd_io(Fn::preadv2, P, fd, off, iov_bytes(iov, n), [&] { return REAL(preadv2)(fd, iov, n, off, flags); }, [&] { return mem_align_of(iov, n); });
 }
 ssize_t pwritev2(int fd, const struct iovec* iov, int n, off_t off, int flags) {
-  return fd_io(Fn::pwritev2, P, fd, off, iov_bytes(iov, n), [&] { return REAL(pwritev2)(fd, iov, n, off, flags); });
+  return fd_io(Fn::pwritev2, P, fd, off, iov_bytes(iov, n), [&] { return REAL(pwritev2)(fd, iov, n, off, flags); }, [&] { return mem_align_of(iov, n); });
 }
 
 off_t lseek(int fd, off_t off, int whence) {

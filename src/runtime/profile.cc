@@ -46,6 +46,7 @@ void profile_consume(const RawEvent& e) {
   }
   ce.offset = m.op == c::Op::kRenameDst ? -1 : m.op == c::Op::kSeek && m.layer == Layer::POSIX ? e.ret : e.offset;
   ce.bytes = m.data && e.ret > 0 ? e.ret : 0;
+  ce.mem_align = static_cast<uint8_t>(e.mem_align);
   ce.t1 = static_cast<double>(ticks_to_ns(e.start)) * 1e-9;
   ce.t2 = static_cast<double>(ticks_to_ns(e.end)) * 1e-9;
   engine->on_event(ce);

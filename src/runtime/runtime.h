@@ -106,7 +106,8 @@ void wake_writer_if_behind(ThreadState* t, uint64_t head);
 // Fields by name: the encoder may lay the record out in any order.
 __attribute__((always_inline)) inline RawEvent make_event(uint32_t name, uint64_t t0, uint64_t t1, int fd,
                                                           uint32_t path, int64_t offset, int64_t size,
-                                                          int64_t ret, int err, uint32_t ctx) {
+                                                          int64_t ret, int err, uint32_t ctx,
+                                                          uint32_t mem_align = 0) {
   RawEvent e;
   e.start = t0;
   e.end = t1;
@@ -118,7 +119,7 @@ __attribute__((always_inline)) inline RawEvent make_event(uint32_t name, uint64_
   e.ctx = ctx;
   e.fd = fd;
   e.err = err;
-  e.pad = 0;
+  e.mem_align = mem_align;
   return e;
 }
 
@@ -185,8 +186,11 @@ class IoScope {
   // Records the call. errno is as the real call left it: the only runtime code
   // between stop() and here that can change errno (resolving an unknown
   // descriptor) restores it itself.
-  __attribute__((always_inline)) void record(int fd, uint32_t path, int64_t offset, int64_t size, int64_t ret) {
-    push_event(t_, make_event(static_cast<uint32_t>(fn_), t0_, t1_, fd, path, offset, size, ret, err_, t_->ctx));
+  // mem_align: the buffer's Column::kMemAlign value (0 = no buffer).
+  __attribute__((always_inline)) void record(int fd, uint32_t path, int64_t offset, int64_t size, int64_t ret,
+                                             uint32_t mem_align = 0) {
+    push_event(t_, make_event(static_cast<uint32_t>(fn_), t0_, t1_, fd, path, offset, size, ret, err_, t_->ctx,
+                              mem_align));
   }
   // Records nothing (excluded file).
   void skip() {}

@@ -158,7 +158,10 @@ int64_t stream_io(Fn fn, FILE* fp, int64_t size, Call call) {
   return r;
 }
 
-// A stream position change; the new position is read back from the stream.
+// A stream position change; the new position is read back from the stream
+// and recorded as the event's offset (Darshan's STDIO offset after fseek is
+// ftell's), so SEEK_CUR/SEEK_END moves count right. A failed call records the
+// requested argument.
 template <class Call>
 int64_t stream_seek(Fn fn, FILE* fp, int64_t requested, Call call) {
   IoScope s(fn, S);
@@ -171,9 +174,9 @@ int64_t stream_seek(Fn fn, FILE* fp, int64_t requested, Call call) {
     s.skip();
     return r;
   }
-  int64_t pos = stream_pos(fp);
+  const int64_t pos = stream_pos(fp);
   if (pos >= 0) e->spos.store(pos, std::memory_order_relaxed);
-  s.record(fd, e->path.load(std::memory_order_relaxed), requested, -1, r);
+  s.record(fd, e->path.load(std::memory_order_relaxed), r >= 0 && pos >= 0 ? pos : requested, -1, r);
   return r;
 }
 

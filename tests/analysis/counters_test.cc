@@ -89,6 +89,35 @@ TEST(Counters, StridedSmallUnalignedPreads) {
   EXPECT_EQ(r.counters[POSIX_MAX_BYTE_READ], 3099);
 }
 
+// The buffer alignment arrives as format::Column::kMemAlign values (1 + the
+// address's trailing zero bits, 0 unknown); Darshan counts a call when its
+// buffer is not a multiple of the configured alignment (8 by default).
+TEST(Counters, MemNotAlignedAgainstConfiguredAlignment) {
+  for (int64_t alignment : {8, 16}) {
+    EngineConfig cfg;
+    cfg.mem_alignment = alignment;
+    CounterEngine eng(cfg);
+    Feed f;
+    CounterEvent open = f.ev(Op::kOpen, 3);
+    eng.on_event(open);
+    // Buffers aligned to: unknown, 1, 4, 8, 16, 4096 (or more).
+    for (uint8_t code : {0, 1, 3, 4, 5, 13}) {
+      CounterEvent e = f.ev(code % 2 ? Op::kRead : Op::kWrite, 3, 100);
+      e.mem_align = code;
+      eng.on_event(e);
+    }
+    CounterEvent failed = f.ev(Op::kRead, 3, 100);  // failed calls count nothing
+    failed.ok = false;
+    failed.mem_align = 1;
+    eng.on_event(failed);
+    eng.finalize();
+    const PosixRecord& r = *eng.find_posix(0);
+    EXPECT_EQ(r.counters[POSIX_MEM_ALIGNMENT], alignment);
+    EXPECT_EQ(r.counters[POSIX_MEM_NOT_ALIGNED], alignment == 8 ? 2 : 3) << alignment;
+    EXPECT_EQ(r.counters[POSIX_READS] + r.counters[POSIX_WRITES], 6);
+  }
+}
+
 TEST(Counters, RandomPreads) {
   Feed f;
   f.open(3);

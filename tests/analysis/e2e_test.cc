@@ -184,9 +184,8 @@ TEST(AnalyzeE2E, RandomSmallAndUnalignedPreads) {
                    {"POSIX_SEQ_READS", 6},
                    {"POSIX_CONSEC_READS", 2},
                    {"POSIX_FILE_NOT_ALIGNED", 2},  // offsets 1000 and 1100 % 4096 != 0
-                   // strata records no buffer addresses: 0 (docs/analysis.md);
-                   // Darshan would count read 9 here.
-                   {"POSIX_MEM_NOT_ALIGNED", 0},
+                   {"POSIX_MEM_NOT_ALIGNED", 1},  // read 9, into buf + 1
+                   {"POSIX_MEM_ALIGNMENT", 8},
                    {"POSIX_SIZE_READ_0_100", 2},   // 100 < 101
                    {"POSIX_SIZE_READ_1K_10K", 7},  // 4096 x5, 8192 x2
                    // sizes: 4096 x5, 8192 x2, 100 x2 (ties: larger value first)
@@ -307,6 +306,85 @@ TEST(AnalyzeE2E, StdioCounters) {
   EXPECT_EQ(I(j->root["summary"], "bytes_read"), 3500);
   EXPECT_EQ(I(j->root["summary"], "bytes_written"), 3000);
   EXPECT_GT(I(j->root["summary"], "stdio_ns"), 0);
+}
+
+// Every read/write form with aligned and misaligned buffers (align_io in
+// e2e_workload.c: 6 of 12 calls not aligned to 8 bytes) and fwrites after
+// every kind of stream position change (seeks_io: MAX_BYTE_WRITTEN 179), under
+// `-m trace` and `-m profile`: the same exact counters. The trace also keeps
+// each call's alignment through `strata cat` and a .pfw round trip.
+TEST(AnalyzeE2E, MemAlignmentAndSeekPositionsInBothModes) {
+  TempDir t;
+  const std::string dir = t.mkdir("data");
+  const std::string af = dir + "/align.dat", sf = dir + "/seeks.txt";
+  for (const char* mode : {"trace", "profile"}) {
+    const std::string at = t.sub(std::string("align-") + mode), st = t.sub(std::string("seeks-") + mode);
+    RunResult ra = trace_workload(at, {"align", af}, mode);
+    ASSERT_EQ(ra.code, 0) << mode << ": " << describe(ra);
+    RunResult rs = trace_workload(st, {"seeks", sf}, mode);
+    ASSERT_EQ(rs.code, 0) << mode << ": " << describe(rs);
+    Darshan da = analyze_darshan(at);
+    const DarshanRecord* pr = only(da, "POSIX", af);
+    ASSERT_NE(pr, nullptr) << mode;
+    EXPECT_EQ(pr->c.at("POSIX_MEM_NOT_ALIGNED"), 6) << mode;
+    EXPECT_EQ(pr->c.at("POSIX_MEM_ALIGNMENT"), 8) << mode;
+    EXPECT_EQ(pr->c.at("POSIX_READS"), 6) << mode;
+    EXPECT_EQ(pr->c.at("POSIX_WRITES"), 6) << mode;
+    Darshan ds = analyze_darshan(st);
+    const DarshanRecord* sr = only(ds, "STDIO", sf);
+    ASSERT_NE(sr, nullptr) << mode;
+    EXPECT_EQ(sr->c.at("STDIO_MAX_BYTE_WRITTEN"), 179) << mode;
+    EXPECT_EQ(sr->c.at("STDIO_BYTES_WRITTEN"), 45) << mode;
+    EXPECT_EQ(sr->c.at("STDIO_WRITES"), 6) << mode;
+    EXPECT_EQ(sr->c.at("STDIO_SEEKS"), 5) << mode;
+    if (std::string(mode) != "trace") continue;
+    // `strata cat`: the alignment of every read/write buffer, in bytes.
+    RunResult cat = run({kStrata, "cat", at});
+    ASSERT_EQ(cat.code, 0) << describe(cat);
+    std::vector<int64_t> aligns;
+    std::istringstream lines(cat.out);
+    for (std::string line; std::getline(lines, line);) {
+      auto j = parse_json(line);
+      int64_t v = 0;
+      if (!j->root["mem_align"].get(v)) aligns.push_back(v);
+    }
+    std::sort(aligns.begin(), aligns.end());
+    const std::vector<int64_t> want_aligns = {1, 1, 1, 1, 2, 4, 8, 8, 16, 64, 4096, 4096};
+    EXPECT_EQ(aligns, want_aligns);
+    // The seek events carry the position after the call (0 for rewind).
+    std::vector<int64_t> seek_offsets;
+    RunResult scat = run({kStrata, "cat", st});
+    ASSERT_EQ(scat.code, 0) << describe(scat);
+    std::istringstream slines(scat.out);
+    for (std::string line; std::getline(slines, line);) {
+      auto j = parse_json(line);
+      std::string_view name;
+      int64_t off = 0;
+      if (!j->root["name"].get(name) && (name == "fseek" || name == "rewind" || name == "fsetpos") &&
+          !j->root["offset"].get(off))
+        seek_offsets.push_back(off);
+    }
+    EXPECT_EQ(seek_offsets, (std::vector<int64_t>{100, 160, 161, 0, 171}));
+    // DFTracer output and back: the alignment survives.
+    const std::string pfw = t.sub("align.pfw.gz");
+    RunResult conv = run({kStrata, "convert", at, "--to", "pfw", "-o", pfw});
+    ASSERT_EQ(conv.code, 0) << describe(conv);
+    Darshan dp = analyze_darshan(pfw);
+    const DarshanRecord* pp = only(dp, "POSIX", af);
+    ASSERT_NE(pp, nullptr);
+    EXPECT_EQ(pp->c.at("POSIX_MEM_NOT_ALIGNED"), 6);
+    RunResult pcat = run({kStrata, "cat", pfw});
+    ASSERT_EQ(pcat.code, 0) << describe(pcat);
+    std::vector<int64_t> pfw_aligns;
+    std::istringstream plines(pcat.out);
+    for (std::string line; std::getline(plines, line);) {
+      auto j = parse_json(line);
+      int64_t v = 0;
+      if (!j->root["mem_align"].get(v)) pfw_aligns.push_back(v);
+    }
+    std::sort(pfw_aligns.begin(), pfw_aligns.end());
+    EXPECT_EQ(pfw_aligns, want_aligns);
+  }
 }
 
 // ---- 2. shared file vs file per process -----------------------------------------

@@ -104,6 +104,7 @@ struct Ev {
   int64_t offset, size, ret;
   uint32_t name, path, ctx;
   int32_t fd, err;
+  uint32_t mem_align;
   bool operator==(const Ev&) const = default;
 };
 
@@ -111,7 +112,7 @@ std::string show(const Ev& e) {
   return "{ts " + std::to_string(e.ts) + " dur " + std::to_string(e.dur) + " off " + std::to_string(e.offset) +
          " size " + std::to_string(e.size) + " ret " + std::to_string(e.ret) + " name " + std::to_string(e.name) +
          " path " + std::to_string(e.path) + " ctx " + std::to_string(e.ctx) + " fd " + std::to_string(e.fd) +
-         " err " + std::to_string(e.err) + "}";
+         " err " + std::to_string(e.err) + " mem_align " + std::to_string(e.mem_align) + "}";
 }
 
 std::vector<Ev> read_all(const std::string& path, bool check_tid = true) {
@@ -122,7 +123,7 @@ std::vector<Ev> read_all(const std::string& path, bool check_tid = true) {
     if (check_tid) { EXPECT_EQ(b.tid, kTid); }
     for (size_t i = 0; i < b.size_events(); ++i)
       out.push_back({b.ts[i], b.dur[i], b.offset[i], b.size[i], b.ret[i], b.name[i], b.path[i], b.ctx[i], b.fd[i],
-                     b.err[i]});
+                     b.err[i], b.mem_align[i]});
   }
   return out;
 }
@@ -131,13 +132,13 @@ std::vector<Ev> read_all(const std::string& path, bool check_tid = true) {
 // encoder records an end before the start as a zero duration).
 Ev expected(const fmtf::EncodeEvent& e) {
   const uint64_t end = e.end > e.start ? e.end : e.start;
-  return {e.start, end - e.start, e.offset, e.size, e.ret, e.name, e.path, e.ctx, e.fd, e.err};
+  return {e.start, end - e.start, e.offset, e.size, e.ret, e.name, e.path, e.ctx, e.fd, e.err, e.mem_align};
 }
 
 // ---- Synthetic events --------------------------------------------------------------
 // Regular I/O fields with every kind of change: runs of names, fds, paths,
 // sizes, short reads, errors (errno alone changing too), contexts; offsets
-// sequential, strided, random and -1; garbage in pad (never compared).
+// sequential, strided, random and -1; memory alignments in runs and alone.
 std::vector<fmtf::EncodeEvent> io_fields(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<fmtf::EncodeEvent> ev(n);
@@ -156,7 +157,7 @@ std::vector<fmtf::EncodeEvent> io_fields(size_t n, uint64_t seed) {
       e.err = 9;
     }
     e.ctx = i % 400 < 200 ? 0 : 3;
-    e.pad = static_cast<uint32_t>(rng());
+    e.mem_align = i % 53 == 7 ? 1 : static_cast<uint32_t>(i / 23 % 14);  // 0 (none) .. 13, one-event changes
     switch (i / 64 % 4) {
       case 0: e.offset = off; break;                                                    // sequential
       case 1: e.offset = static_cast<int64_t>(i % 2) * 1048576 + off; break;            // two strides
@@ -378,6 +379,28 @@ std::string packed_column_error(const std::vector<uint8_t>& column, uint32_t cou
   return error_of(fb.write(tmp), 3);  // block 1 is the PROCESS block, 2 the DICT
 }
 
+// Column 11 (1.2) holds 1 + trailing zero bits capped at 12: a larger value
+// is a corrupt block, named with the file and block like every other.
+TEST(Packed, MemAlignAboveThirteenIsCorruption) {
+  for (uint32_t v : {13u, 14u, 200u}) {
+    auto ev = io_fields(300, 11);
+    set_times(ev, 5000, [](size_t) { return int64_t{3}; }, [](size_t) { return uint64_t{40}; });
+    ev[200].mem_align = v;
+    fmtf::EventsEncoder enc(ev.size());
+    fmtf::ByteSink payload;
+    const size_t prefix = enc.encode(kTid, ev.data(), ev.size(), payload);
+    FileBuilder fb;
+    fb.block(fmtf::BlockType::kEvents, static_cast<uint32_t>(ev.size()), payload.bytes(), true, prefix);
+    TempDir tmp;
+    const std::string msg = error_of(fb.write(tmp), 3);  // block 1 is the PROCESS block, 2 the DICT
+    if (v == 13) {
+      EXPECT_EQ(msg, "");
+    } else {
+      EXPECT_NE(msg.find("column 11 (memory alignment) holds " + std::to_string(v)), std::string::npos) << msg;
+    }
+  }
+}
+
 TEST(Packed, HandWrittenColumnReads) {
   // 3 values: w 2, base 5, 1 exception; low bits 1, 3, 0 -> byte 0b00'11'01;
   // exception index 2, high 4: value 5 + (0 | 4 << 2) = 21.
@@ -559,8 +582,9 @@ const std::vector<uint8_t> kV10Example = {
 
 // A 1.0 writer's EVENTS payload: all ten columns in id order, ts, dur and
 // offset as varints, the others run-length.
+constexpr int kV10Columns = 10;  // 1.2 added the memory alignment column
 std::vector<uint8_t> v10_payload(const std::vector<fmtf::EncodeEvent>& ev) {
-  std::vector<uint8_t> cols[fmtf::kNumColumns];
+  std::vector<uint8_t> cols[kV10Columns];
   auto var = [](std::vector<uint8_t>& c, uint64_t v) {
     uint8_t tmp[10];
     c.insert(c.end(), tmp, fmtf::put_varint(tmp, v));
@@ -605,8 +629,8 @@ std::vector<uint8_t> v10_payload(const std::vector<fmtf::EncodeEvent>& ev) {
   std::vector<uint8_t> p;
   var(p, kTid);
   var(p, ev.empty() ? 0 : ev[0].start);
-  var(p, fmtf::kNumColumns);
-  for (int c = 0; c < fmtf::kNumColumns; ++c) {
+  var(p, kV10Columns);
+  for (int c = 0; c < kV10Columns; ++c) {
     p.push_back(static_cast<uint8_t>(c + 1));
     p.push_back(c == 1 || c == 2 || c == 5 ? 0 : 1);
     var(p, cols[c].size());
@@ -621,6 +645,7 @@ TEST(Packed, Version10BlocksStillRead) {
   fb.block(fmtf::BlockType::kEvents, 3, kV10Example, false);
   // 2000 events the way a 1.0 writer stored them: varint time columns, zstd codec.
   auto ev = io_fields(2000, 9);
+  for (auto& e : ev) e.mem_align = 0;  // no such column before 1.2: read as 0
   std::mt19937_64 rng(9);
   set_times(ev, 1u << 30, [&](size_t i) { return i % 9 == 8 ? -int64_t{2000} : static_cast<int64_t>(rng() % 100); },
             [&](size_t) { return rng() % 5000; });
@@ -633,17 +658,17 @@ TEST(Packed, Version10BlocksStillRead) {
   ASSERT_TRUE(r.next(b));
   ASSERT_EQ(b.size_events(), 3u);
   EXPECT_EQ(b.tid, 1234u);
-  const Ev want3[] = {{1000000, 500, 0, 4096, 4096, 10, 120, 0, 3, 0},
-                      {1000600, 400, 4096, 4096, 4096, 10, 120, 0, 3, 0},
-                      {1001100, 450, 65536, 4096, 100, 10, 120, 0, 3, 0}};
+  const Ev want3[] = {{1000000, 500, 0, 4096, 4096, 10, 120, 0, 3, 0, 0},
+                      {1000600, 400, 4096, 4096, 4096, 10, 120, 0, 3, 0, 0},
+                      {1001100, 450, 65536, 4096, 100, 10, 120, 0, 3, 0, 0}};
   for (size_t i = 0; i < 3; ++i) {
-    Ev got{b.ts[i], b.dur[i], b.offset[i], b.size[i], b.ret[i], b.name[i], b.path[i], b.ctx[i], b.fd[i], b.err[i]};
+    Ev got{b.ts[i], b.dur[i], b.offset[i], b.size[i], b.ret[i], b.name[i], b.path[i], b.ctx[i], b.fd[i], b.err[i], b.mem_align[i]};
     EXPECT_EQ(got, want3[i]) << i << ": " << show(got);
   }
   ASSERT_TRUE(r.next(b));
   ASSERT_EQ(b.size_events(), ev.size());
   for (size_t i = 0; i < ev.size(); ++i) {
-    Ev got{b.ts[i], b.dur[i], b.offset[i], b.size[i], b.ret[i], b.name[i], b.path[i], b.ctx[i], b.fd[i], b.err[i]};
+    Ev got{b.ts[i], b.dur[i], b.offset[i], b.size[i], b.ret[i], b.name[i], b.path[i], b.ctx[i], b.fd[i], b.err[i], b.mem_align[i]};
     ASSERT_EQ(got, expected(ev[i])) << i << ": " << show(got);
   }
   EXPECT_FALSE(r.next(b));

@@ -186,7 +186,7 @@ std::vector<Row> expected_rows() {
       {"fseek", "text.txt", 6, X, 0, 0},
       {"fread", "text.txt", 6, 5, 5, 0},
       {"ftello", "text.txt", X, X, 11, 0},
-      {"fseeko", "text.txt", -6, X, 0, 0},
+      {"fseeko", "text.txt", 41, X, 0, 0},  // SEEK_END -6 of 47 bytes: the position after the call
       {"fread", "text.txt", 41, 20, 6, 0},
       {"rewind", "text.txt", 0, X, 0, 0},
       {"fread", "text.txt", 0, 47, 47, 0},

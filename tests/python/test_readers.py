@@ -52,7 +52,8 @@ def test_read_trace_matches_cat_event_by_event(traced):
     b = cat[key + ["name"]].astype({"name": str}).sort_values(key + ["name"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b, check_dtype=False)
     # sums of the I/O columns and tags per function
-    for col in ("ret", "size", "offset"):
+    assert int(df["mem_align"].sum()) > 0  # the DataLoader's reads record their buffers
+    for col in ("ret", "size", "offset", "mem_align"):
         if col in cat:
             mine = df[col].where(df[col] >= 0, 0)
             theirs = cat[col].fillna(0).clip(lower=0)

@@ -20,6 +20,9 @@
  *                         FIFO (created) on another, blocking [~0,200] [200,500]
  *                         [500,600] ms until the main thread writes a byte
  *   all DIR               seq(32) + rand + mixed + stdio + shared part (4) on DIR/...
+ *   align FILE            6 writes then 6 reads (every read/write form), 6 of them
+ *                         with a buffer not aligned to 8 bytes (see align_io())
+ *   seeks FILE            fwrite after fseek SEEK_SET/SEEK_CUR/SEEK_END, rewind, fsetpos
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,6 +116,59 @@ static void stdio_io(const char* path) {
     if (fread(buf, 1, 1000, f) != 1000) die("fread");
   if (fseek(f, 0, SEEK_SET) != 0) die("fseek");
   if (fread(buf, 100, 5, f) != 5) die("fread");
+  fclose(f);
+}
+
+static void check(ssize_t got, ssize_t want, const char* what) {
+  if (got != want) die(what);
+}
+
+/* Darshan counts a call in POSIX_MEM_NOT_ALIGNED when its buffer (every
+ * iovec's, for the vector forms) is not a multiple of 8 bytes (buf is 4096
+ * aligned). Not aligned: write +1, pwrite +4, writev (+3), read +2, pread +5,
+ * readv (+1): 6 of the 12 calls. Aligned: +0, +8, +16/+32, +64. */
+static void align_io(const char* path) {
+  int fd = xopen(path, O_RDWR | O_CREAT | O_TRUNC);
+  check(write(fd, buf, 100), 100, "write");
+  check(write(fd, buf + 1, 100), 100, "write");
+  check(pwrite(fd, buf + 4, 100, 200), 100, "pwrite");
+  check(pwrite(fd, buf + 8, 100, 300), 100, "pwrite");
+  struct iovec wv[2] = {{buf, 10}, {buf + 3, 10}};
+  check(writev(fd, wv, 2), 20, "writev");
+  struct iovec pwv[2] = {{buf + 16, 10}, {buf + 32, 10}};
+  check(pwritev(fd, pwv, 2, 400), 20, "pwritev");
+  if (lseek(fd, 0, SEEK_SET) != 0) die("lseek");
+  check(read(fd, buf + 2, 50), 50, "read");
+  check(read(fd, buf, 50), 50, "read");
+  check(pread(fd, buf + 5, 50, 0), 50, "pread");
+  check(pread(fd, buf + 64, 50, 0), 50, "pread");
+  struct iovec rv[2] = {{buf + 1, 10}, {buf, 10}};
+  check(readv(fd, rv, 2), 20, "readv");
+  struct iovec prv[1] = {{buf + 8, 10}};
+  check(preadv(fd, prv, 1, 0), 10, "preadv");
+  close(fd);
+}
+
+/* Writes after every kind of stream position change; Darshan's offset after
+ * each is ftell's: 10 at 0, 10 at 100 (SET), 5 at 160 (CUR +50), 10 at 161
+ * (END -4 of 165), 1 at 0 (rewind), 9 at 171 (fsetpos): STDIO_MAX_BYTE_WRITTEN
+ * 179, 45 bytes, 6 writes, 5 seeks. */
+static void seeks_io(const char* path) {
+  FILE* f = fopen(path, "w+");
+  if (!f) die(path);
+  fpos_t saved;
+  if (fwrite(buf, 1, 10, f) != 10) die("fwrite");
+  if (fseek(f, 100, SEEK_SET) != 0) die("fseek");
+  if (fwrite(buf, 1, 10, f) != 10) die("fwrite");
+  if (fseek(f, 50, SEEK_CUR) != 0) die("fseek");
+  if (fwrite(buf, 1, 5, f) != 5) die("fwrite");
+  if (fseek(f, -4, SEEK_END) != 0) die("fseek");
+  if (fwrite(buf, 1, 10, f) != 10) die("fwrite");
+  if (fgetpos(f, &saved) != 0) die("fgetpos");
+  rewind(f);
+  if (fwrite(buf, 1, 1, f) != 1) die("fwrite");
+  if (fsetpos(f, &saved) != 0) die("fsetpos");
+  if (fwrite(buf, 1, 9, f) != 9) die("fwrite");
   fclose(f);
 }
 
@@ -360,6 +417,10 @@ int main(int argc, char** argv) {
     dl(argv[2], atoi(argv[3]));
   } else if (!strcmp(m, "overlap") && argc == 3) {
     overlap(argv[2]);
+  } else if (!strcmp(m, "align") && argc == 3) {
+    align_io(argv[2]);
+  } else if (!strcmp(m, "seeks") && argc == 3) {
+    seeks_io(argv[2]);
   } else if (!strcmp(m, "all") && argc == 3) {
     char p[4096];
     snprintf(p, sizeof p, "%s/seq.dat", argv[2]);

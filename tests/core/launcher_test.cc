@@ -122,7 +122,9 @@ TEST(Launcher, NamesDescendantsStillRunningAndInfoSaysSo) {
   }, 2);
   EXPECT_TRUE(writing) << run({kStrata, "info", trace}).out;
   RunResult j = run({kStrata, "info", "--json", trace});
-  if (kill(std::stoi(pid), 0) == 0) EXPECT_NE(j.out.find("\"writing_pids\":[" + pid + "]"), std::string::npos) << j.out;
+  if (kill(std::stoi(pid), 0) == 0) {
+    EXPECT_NE(j.out.find("\"writing_pids\":[" + pid + "]"), std::string::npos) << j.out;
+  }
   // Once it has exited (bounded wait; it is not ours to kill), nothing is incomplete.
   ASSERT_TRUE(wait_for([&] { return kill(std::stoi(pid), 0) != 0; }, 15));
   EXPECT_TRUE(wait_for([&] { return info_trace(trace).incomplete_files == 0; }, 5));

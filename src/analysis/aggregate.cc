@@ -11,15 +11,19 @@ namespace strata::analysis {
 
 static int log2_bucket(int64_t v) { return v <= 0 ? 0 : 64 - std::countl_zero(static_cast<uint64_t>(v)); }
 
-void ValueDist::add(int64_t v, uint64_t k) {
+void ValueDist::add_slow(int64_t v, uint64_t k) {
   n += k;
   min = std::min(min, v);
   max = std::max(max, v);
   auto it = exact.find(v);
   if (it != exact.end()) {
     it->second += k;
+    hot_.value = v;
+    hot_.count = &it->second;
   } else if (exact.size() < 65536) {
-    exact.emplace(v, k);
+    auto ins = exact.emplace(v, k).first;
+    hot_.value = v;
+    hot_.count = &ins->second;
   } else {
     approx = true;
     log2[std::min(63, log2_bucket(v))] += k;
@@ -28,8 +32,7 @@ void ValueDist::add(int64_t v, uint64_t k) {
 
 void ValueDist::merge(const ValueDist& o) {
   for (auto& [v, k] : o.exact) {
-    n -= 0;
-    add(v, k);
+    add_slow(v, k);
     n -= k;  // add() counted it; n is summed below
   }
   for (int i = 0; i < 64; ++i) log2[i] += o.log2[i];

@@ -32,9 +32,32 @@ struct ValueDist {
   uint64_t n = 0;
   int64_t min = INT64_MAX, max = INT64_MIN;
   bool approx = false;
-  void add(int64_t v, uint64_t k = 1);
+  void add(int64_t v, uint64_t k = 1) {
+    if (v == hot_.value && hot_.count) {  // runs of one size: no hash lookup
+      n += k;
+      *hot_.count += k;
+      return;
+    }
+    add_slow(v, k);
+  }
+  void add_slow(int64_t v, uint64_t k);
   void merge(const ValueDist& o);
   int64_t quantile(double q) const;  // nearest-rank
+
+ private:
+  // The last value's counter in `exact` (nodes never move); a copy starts
+  // without it, so it never points into another object's map.
+  struct Hot {
+    int64_t value = INT64_MIN;
+    uint64_t* count = nullptr;
+    Hot() = default;
+    Hot(const Hot&) {}
+    Hot& operator=(const Hot&) {
+      value = INT64_MIN;
+      count = nullptr;
+      return *this;
+    }
+  } hot_;
 };
 
 struct FuncStats {

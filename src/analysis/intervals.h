@@ -1,5 +1,6 @@
 // Exact union of half-open integer intervals, built incrementally. Inserting
-// in (nearly) increasing order is O(1) amortised. Memory is bounded: past
+// in (nearly) increasing order is O(1); out-of-order inserts are batched and
+// merged (O(log n) amortised). Memory is bounded: past
 // `cap` disjoint intervals the oldest half is folded into a sealed measure;
 // a later interval reaching back before the sealed frontier is clipped there
 // and counted in clipped() (the result is then a lower bound, flagged).
@@ -14,7 +15,7 @@ namespace strata::analysis {
 
 class IntervalSet {
  public:
-  explicit IntervalSet(size_t cap = 1u << 20) : cap_(cap) {}
+  explicit IntervalSet(size_t cap = 1u << 16) : cap_(cap) {}
 
   void insert(int64_t s, int64_t e) {
     if (e <= s) return;
@@ -28,25 +29,40 @@ class IntervalSet {
     } else if (s >= v_.back().first) {
       if (e > v_.back().second) v_.back().second = e;
     } else {
-      insert_slow(s, e);
+      // Out of order (strided or random offsets, a long region ending
+      // late): batched, so each costs a sort step instead of a memmove.
+      pending_.emplace_back(s, e);
+      if (pending_.size() >= std::max<size_t>(kMinBatch, v_.size() / 4)) flush();
     }
-    if (v_.size() > cap_) seal();
+    if (v_.size() > cap_) {
+      flush();
+      if (v_.size() > cap_) seal();
+    }
   }
 
   int64_t measure() const {
+    flush();
     int64_t m = sealed_;
     for (auto& iv : v_) m += iv.second - iv.first;
     return m;
   }
   uint64_t clipped() const { return clipped_; }
-  size_t size() const { return v_.size(); }
-  const std::vector<std::pair<int64_t, int64_t>>& intervals() const { return v_; }
-  bool empty() const { return v_.empty() && sealed_ == 0; }
+  size_t size() const {
+    flush();
+    return v_.size();
+  }
+  const std::vector<std::pair<int64_t, int64_t>>& intervals() const {
+    flush();
+    return v_;
+  }
+  bool empty() const { return v_.empty() && pending_.empty() && sealed_ == 0; }
   // A set that only answers measure() and clipped(): what a saved and
   // reloaded pass state keeps of it (serial.h). Later inserts are clipped.
   void freeze(int64_t measure, uint64_t clipped) {
     v_.clear();
     v_.shrink_to_fit();
+    pending_.clear();
+    pending_.shrink_to_fit();
     sealed_ = measure;
     sealed_end_ = INT64_MAX;
     clipped_ = clipped;
@@ -55,6 +71,8 @@ class IntervalSet {
   // Measure of the intersection with another set (live intervals only;
   // sealed parts of either set are not intersected).
   int64_t intersect_measure(const IntervalSet& o) const {
+    flush();
+    o.flush();
     int64_t m = 0;
     size_t i = 0, j = 0;
     while (i < v_.size() && j < o.v_.size()) {
@@ -70,23 +88,28 @@ class IntervalSet {
   }
 
  private:
-  void insert_slow(int64_t s, int64_t e) {
-    // first interval whose end >= s
-    auto it = std::lower_bound(v_.begin(), v_.end(), s,
-                               [](const std::pair<int64_t, int64_t>& iv, int64_t x) { return iv.second < x; });
-    auto jt = it;
-    int64_t ns = s, ne = e;
-    while (jt != v_.end() && jt->first <= e) {
-      ns = std::min(ns, jt->first);
-      ne = std::max(ne, jt->second);
-      ++jt;
+  static constexpr size_t kMinBatch = 256;
+  using Interval = std::pair<int64_t, int64_t>;
+
+  // Unites the pending intervals with the sorted disjoint ones: a sort of
+  // the batch and one linear merge into a buffer kept for the next flush.
+  void flush() const {
+    if (pending_.empty()) return;
+    std::sort(pending_.begin(), pending_.end());
+    merged_.clear();
+    merged_.reserve(v_.size() + pending_.size());
+    size_t i = 0, j = 0;
+    while (i < v_.size() || j < pending_.size()) {
+      const Interval& next = (j == pending_.size() || (i < v_.size() && v_[i].first <= pending_[j].first))
+                                 ? v_[i++]
+                                 : pending_[j++];
+      if (!merged_.empty() && next.first <= merged_.back().second)
+        merged_.back().second = std::max(merged_.back().second, next.second);
+      else
+        merged_.push_back(next);
     }
-    if (it == jt) {
-      v_.insert(it, {ns, ne});
-    } else {
-      *it = {ns, ne};
-      v_.erase(it + 1, jt);
-    }
+    v_.swap(merged_);
+    pending_.clear();
   }
   void seal() {
     size_t half = v_.size() / 2;
@@ -95,7 +118,10 @@ class IntervalSet {
     v_.erase(v_.begin(), v_.begin() + static_cast<long>(half));
   }
 
-  std::vector<std::pair<int64_t, int64_t>> v_;
+  // Sorted, disjoint; mutable because reads flush the pending batch first.
+  mutable std::vector<Interval> v_;
+  mutable std::vector<Interval> pending_;
+  mutable std::vector<Interval> merged_;
   size_t cap_;
   int64_t sealed_ = 0;
   int64_t sealed_end_ = INT64_MIN;

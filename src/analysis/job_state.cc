@@ -1,4 +1,5 @@
 // Merging and (de)serialising a Job: the state of the "io" pass (pass.h).
+#include <iterator>
 #include <string>
 #include <type_traits>
 
@@ -107,12 +108,35 @@ static void merge_func(FuncStats& a, FuncStats& b) {
   a.sizes.merge(b.sizes);
 }
 
+// Moves b's entries into a: nodes a lacks move over whole (no copy of their
+// key or value), the others merge with `merge`.
+template <class Map, class Merge>
+static void merge_map(Map& a, Map& b, Merge merge) {
+  for (auto it = b.begin(); it != b.end();) {
+    auto next = std::next(it);
+    auto found = a.find(it->first);
+    if (found == a.end())
+      a.insert(b.extract(it));
+    else
+      merge(found->second, it->second);
+    it = next;
+  }
+}
+
 void merge_jobs(Job& a, Job& b) {
+  if (a.units.empty() && a.events == 0 && a.procs.empty()) {  // the first unit: nothing to add up
+    const bool finished = a.finished;
+    a = std::move(b);
+    a.finished = a.finished || finished;
+    b = Job{};
+    return;
+  }
   for (auto& p : b.procs) a.procs.push_back(std::move(p));
-  for (auto& [k, f] : b.funcs) merge_func(a.funcs[k], f);
-  for (auto& [k, f] : b.files) merge_file(a.files[k], f);
-  for (auto& [k, t] : b.by_tag) a.by_tag[k].merge(t);
-  for (auto& [k, t] : b.by_epoch) a.by_epoch[k].merge(t);
+  merge_map(a.funcs, b.funcs, merge_func);
+  merge_map(a.files, b.files, merge_file);
+  auto merge_tag = [](TagAgg& x, TagAgg& y) { x.merge(y); };
+  merge_map(a.by_tag, b.by_tag, merge_tag);
+  merge_map(a.by_epoch, b.by_epoch, merge_tag);
   a.units.insert(a.units.end(), b.units.begin(), b.units.end());
   a.warnings.insert(a.warnings.end(), b.warnings.begin(), b.warnings.end());
   a.approximate.insert(b.approximate.begin(), b.approximate.end());

@@ -24,7 +24,7 @@ class StrataSource : public Source {
   void read_unit(size_t i, UnitConsumer& c) override;
   const char* kind() const override { return "strata"; }
   // Events buffered per file while merging threads (bounded memory).
-  static constexpr size_t kWindow = 1u << 19;
+  static constexpr size_t kWindow = 1u << 16;
 
  private:
   std::unique_ptr<reader::TraceReader> trace_;

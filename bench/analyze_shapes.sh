@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# bench/analyze_shapes.sh: `strata analyze` speed on the trace shapes of
+# issue 9 §5 (budget: >= 15 M events/s per core, peak memory bounded by
+# files, not events). Each shape is a real program traced by `strata run`
+# (bench/workloads/analyze_shapes.c; traces cached under /tmp), plus the
+# synthetic 8-process job of gen_trace:
+#   strided    one process, N pread of 64 B at strided offsets
+#   newoffset  one process, N pread of 64 B, every one at a new offset
+#   newfile    one process, N stat, every one a new path
+#   synthetic  8 processes x 4 threads (bench/gen_trace)
+# Prints per shape: events, wall, CPU (user+sys), events per CPU-second
+# against the budget, and peak RSS. CPU time is the figure to compare on a
+# shared machine; wall time also depends on the other load.
+#
+#   bench/analyze_shapes.sh            # N=4M
+#   N=1M bench/analyze_shapes.sh
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${STRATA_BENCH_BUILD:-$ROOT/build}
+N=${N:-4M}
+CACHE=${STRATA_BENCH_CACHE:-/tmp/strata-bench-cache}/shapes-$N
+BUDGET=15000000
+STRATA=$BUILD/bin/strata
+cmake --build "$BUILD" --target strata_cli analyze_shapes gen_trace >/dev/null
+count=$(awk -v n="$N" 'BEGIN { m = 1; if (n ~ /[kK]$/) m = 1e3; if (n ~ /[mM]$/) m = 1e6; printf "%d", n * m }')
+mkdir -p "$CACHE"
+
+make_trace() {  # shape -> trace dir (cached)
+  local shape=$1 t=$CACHE/$1
+  if [[ ! -f $t/.done ]]; then
+    rm -rf "$t"
+    case $shape in
+      strided) head -c 64M /dev/urandom >"$CACHE/data64m"; "$STRATA" run -o "$t" -- "$BUILD/bin/analyze_shapes" strided "$CACHE/data64m" "$count" >/dev/null ;;
+      newoffset) truncate -s $((count * 128 + 4096)) "$CACHE/sparse"; "$STRATA" run -o "$t" -- "$BUILD/bin/analyze_shapes" newoffset "$CACHE/sparse" "$count" >/dev/null ;;
+      newfile) "$STRATA" run -o "$t" -- "$BUILD/bin/analyze_shapes" newfile "$CACHE/nofiles" "$count" >/dev/null ;;
+      synthetic) "$BUILD/bin/gen_trace" -o "$t" -n "$count" -j 2 --force >/dev/null ;;
+    esac
+    touch "$t/.done"
+  fi
+  echo "$t"
+}
+
+printf '%-10s %10s %8s %8s %12s %8s %9s\n' shape events wall_s cpu_s "events/cpu-s" "budget" peak_MB
+for shape in strided newoffset newfile synthetic; do
+  t=$(make_trace "$shape")
+  ev=$("$STRATA" info --json "$t" | grep -o '"events":[0-9]*' | head -1 | cut -d: -f2)
+  cat "$t"/*.strata >/dev/null
+  tv=$(mktemp)
+  /usr/bin/time -f "%e %U %S %M" -o "$tv" "$STRATA" analyze "$t" --json >/dev/null
+  read -r wall user sys rss <"$tv"
+  rm -f "$tv"
+  awk -v s="$shape" -v ev="$ev" -v w="$wall" -v u="$user" -v y="$sys" -v r="$rss" -v b="$BUDGET" 'BEGIN {
+    cpu = u + y; if (cpu < 0.01) cpu = 0.01; rate = ev / cpu
+    printf "%-10s %10d %8.2f %8.2f %12.0f %7.2fx %9.0f\n", s, ev, w, cpu, rate, rate / b, r / 1024 }'
+done
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores (budget column: events per CPU-second / 15 M)"

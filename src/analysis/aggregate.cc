@@ -217,29 +217,34 @@ static void add_distinct(std::vector<std::string>& v, const std::string& s) {
   v.push_back(s);
 }
 
+// What every step of event() needs to know about one event.
+struct UnitAgg::Facts {
+  const FuncInfo& f;
+  int64_t end;          // ts + dur
+  bool io;              // a POSIX or STDIO call
+  bool failed;
+  int64_t bytes;        // moved by a data call, -1 unknown
+  int32_t epoch = -1;   // index into epoch_names_, -1 untagged
+};
+
 void UnitAgg::event(const IoEvent& e) {
   ++events_;
   const FuncInfo& f = tables_->funcs[e.func];
+  Facts x = facts(e, f);
   Proc& p = proc(e.pid);
-  ++p.events;
-  if (e.tid != p.last_tid) {
-    p.tids.insert(e.tid);
-    p.last_tid = e.tid;
-  }
-  const int64_t end = e.ts + e.dur;
-  p.first_ts = std::min(p.first_ts, e.ts);
-  p.last_ts = std::max(p.last_ts, end);
+  count_process(p, e, x);
+  count_function(e, x);
+  count_tags(e, x);
+  if (!x.io) return;
+  const int64_t off = count_darshan(p, e, x);
+  if (e.path != 0) count_file(p, e, x, off);
+}
 
-  if (e.func >= funcs_.size()) funcs_.resize(e.func + 1);
-  FuncStats& fs = funcs_[e.func];
-  ++fs.count;
-  fs.total_ns += e.dur;
+UnitAgg::Facts UnitAgg::facts(const IoEvent& e, const FuncInfo& f) const {
   const bool io = f.layer == Layer::kPosix || f.layer == Layer::kStdio;
   bool failed = e.err != 0 || (io && e.has_ret && e.ret < 0 && f.op != counters::Op::kNone);
   if (f.layer == Layer::kStdio && (f.op == counters::Op::kOpen || f.op == counters::Op::kFdopen))
     failed = e.err != 0 || (e.has_ret && e.ret == 0 && e.fd < 0);
-  if (failed) ++fs.errors;
-
   // Bytes transferred by a data op: ret (normalised to bytes by the source).
   int64_t bytes = -1;
   if (f.data && sizes_known_) {
@@ -248,14 +253,36 @@ void UnitAgg::event(const IoEvent& e) {
     else if (e.size >= 0)
       bytes = e.size;
   }
-  if (sizes_known_) {
-    if (e.size >= 0 && f.data)
-      fs.sizes.add(e.size);
-    else if (bytes >= 0)
-      fs.sizes.add(bytes);
-  }
-  if (bytes > 0) fs.bytes += bytes;
+  return Facts{f, e.ts + e.dur, io, failed, bytes};
+}
 
+void UnitAgg::count_function(const IoEvent& e, const Facts& x) {
+  if (e.func >= funcs_.size()) funcs_.resize(e.func + 1);
+  FuncStats& fs = funcs_[e.func];
+  ++fs.count;
+  fs.total_ns += e.dur;
+  if (x.failed) ++fs.errors;
+  if (sizes_known_) {
+    if (e.size >= 0 && x.f.data)
+      fs.sizes.add(e.size);
+    else if (x.bytes >= 0)
+      fs.sizes.add(x.bytes);
+  }
+  if (x.bytes > 0) fs.bytes += x.bytes;
+}
+
+// Threads, time range, the unions behind the overlap figures, bins over time.
+void UnitAgg::count_process(Proc& p, const IoEvent& e, const Facts& x) {
+  const FuncInfo& f = x.f;
+  const int64_t end = x.end, bytes = x.bytes;
+  const bool io = x.io;
+  ++p.events;
+  if (e.tid != p.last_tid) {
+    p.tids.insert(e.tid);
+    p.last_tid = e.tid;
+  }
+  p.first_ts = std::min(p.first_ts, e.ts);
+  p.last_ts = std::max(p.last_ts, end);
   if (io) {
     p.io.insert(e.ts, end);
     p.both.insert(e.ts, end);
@@ -287,7 +314,13 @@ void UnitAgg::event(const IoEvent& e) {
     if (p.children.size() < 4096) p.children.push_back(e.ret);
   }
 
-  // Tag breakdowns.
+}
+
+// The --by breakdown and the per-epoch figures.
+void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
+  const FuncInfo& f = x.f;
+  const int64_t end = x.end, bytes = x.bytes;
+  const bool io = x.io;
   auto tag_update = [&](TagAgg& t) {
     ++t.events;
     t.first_ts = std::min(t.first_ts, e.ts);
@@ -319,7 +352,7 @@ void UnitAgg::event(const IoEvent& e) {
     if (static_cast<size_t>(g) >= by_aggs_.size()) by_aggs_.resize(g + 1);
     tag_update(by_aggs_[g]);
   }
-  int32_t eg = -1;
+  int32_t& eg = x.epoch;
   if (e.ctx != 0) {
     eg = tag_group(e.ctx, cfg_.epoch_key, epoch_cache_, epoch_names_);
     if (epoch_names_[eg] == "(none)") eg = -1;
@@ -329,8 +362,14 @@ void UnitAgg::event(const IoEvent& e) {
     }
   }
 
-  if (!io) return;
+}
 
+// The Darshan counter engine; returns the access offset of a data call (from
+// the event, or the position the engine tracks for calls that carry none).
+int64_t UnitAgg::count_darshan(Proc& p, const IoEvent& e, const Facts& x) {
+  const FuncInfo& f = x.f;
+  const int64_t end = x.end, bytes = x.bytes;
+  const bool failed = x.failed;
   // Darshan counters.
   int64_t off = -1;
   if (f.op != counters::Op::kNone) {
@@ -371,7 +410,13 @@ void UnitAgg::event(const IoEvent& e) {
     }
   }
 
-  if (e.path == 0) return;
+  return off;
+}
+
+void UnitAgg::count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off) {
+  const FuncInfo& f = x.f;
+  const int64_t end = x.end, bytes = x.bytes;
+  const int32_t eg = x.epoch;
   ProcFile& pf = p.file(e.path);
   pf.first_ts = std::min(pf.first_ts, e.ts);
   pf.last_ts = std::max(pf.last_ts, end);

@@ -188,7 +188,14 @@ class UnitAgg : public UnitConsumer {
 
  private:
   struct Proc;
+  struct Facts;
   Proc& proc(int64_t pid);
+  Facts facts(const IoEvent& e, const FuncInfo& f) const;
+  void count_process(Proc& p, const IoEvent& e, const Facts& x);
+  void count_function(const IoEvent& e, const Facts& x);
+  void count_tags(const IoEvent& e, Facts& x);
+  int64_t count_darshan(Proc& p, const IoEvent& e, const Facts& x);
+  void count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off);
   const std::vector<CtxTag>& tags(uint32_t ctx) const;
   int32_t tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
                     std::vector<std::string>& names);

@@ -131,136 +131,156 @@ PfwSource::PfwSource(const std::string& path) {
   base_us_ = base == INT64_MAX ? 0 : base;
 }
 
-void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
-  const std::string& path = files_[idx];
-  Probe pr = probe_file(path);
-  const bool sizes_known = !pr.saw_io || pr.has_args;
+namespace {
 
-  Tables tables;
-  std::vector<std::string> strings{""};
-  std::unordered_map<uint64_t, uint32_t> hash_to_sid;
-  std::unordered_map<std::string, uint32_t> str_to_sid;
-  std::unordered_map<NameKey, uint32_t, NameKeyHash> name_ids;
-  std::unordered_map<uint64_t, std::string> host_names, str_hashes;
-  std::unordered_set<int64_t> child_tids;
-  tables.str = [&strings](uint32_t id) -> std::string_view {
-    return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
-  };
-  tables.ctxs.emplace_back();
+// One .pfw file streamed into a consumer: the id tables it builds as it goes
+// (strings, function ids) and the per-record steps.
+class PfwUnit {
+ public:
+  PfwUnit(const std::string& path, int64_t base_us, UnitConsumer& c) : path_(path), base_(base_us), c_(c) {
+    tables_.str = [this](uint32_t id) -> std::string_view {
+      return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
+    };
+    tables_.ctxs.emplace_back();
+  }
 
-  auto sid_for_hash = [&](uint64_t h) -> uint32_t {
-    auto it = hash_to_sid.find(h);
-    if (it != hash_to_sid.end()) return it->second;
-    strings.push_back("<fhash:" + std::to_string(h) + ">");
-    uint32_t id = static_cast<uint32_t>(strings.size() - 1);
-    hash_to_sid.emplace(h, id);
-    return id;
-  };
-  auto sid_for_name = [&](std::string_view s) -> uint32_t {
-    auto it = str_to_sid.find(std::string(s));
-    if (it != str_to_sid.end()) return it->second;
-    strings.emplace_back(s);
-    uint32_t id = static_cast<uint32_t>(strings.size() - 1);
-    str_to_sid.emplace(std::string(s), id);
-    return id;
-  };
+  void run() {
+    Probe pr = probe_file(path_);
+    c_.begin(path_, &tables_, !pr.saw_io || pr.has_args);
+    try {
+      importer::ByteStream bs(path_);
+      importer::LineReader lines(bs);
+      importer::PfwParser parser(path_);
+      importer::Line line;
+      PfwRecord rec;
+      while (lines.next(line)) {
+        line_no_ = line.no;
+        if (parser.parse(line, rec)) handle(rec);
+      }
+      if (!parser.saw_anything()) throw InputError(path_ + ": empty file (no DFTracer events)");
+    } catch (const importer::ImportError& e) {
+      throw InputError(e.what());
+    }
+    c_.end();
+  }
 
-  c.begin(path, &tables, sizes_known);
-
-  const int64_t base = base_us_;
-  size_t line_no = 0;
-  auto fail = [&](const std::string& what) -> void {
-    throw InputError(path + ":" + std::to_string(line_no) + ": " + what);
-  };
-  // us -> ns relative to the trace start, without signed overflow.
-  auto to_ns = [&](int64_t us, int64_t origin, const char* what) -> int64_t {
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(path_ + ":" + std::to_string(line_no_) + ": " + what);
+  }
+  // us -> ns relative to `origin`, without signed overflow.
+  int64_t to_ns(int64_t us, int64_t origin, const char* what) const {
     int64_t d, ns;
     if (__builtin_sub_overflow(us, origin, &d) || __builtin_mul_overflow(d, int64_t{1000}, &ns))
       fail(std::string("\"") + what + "\" out of range");
     return ns;
-  };
-  bool told_approx = false;
+  }
+  uint32_t sid_for_hash(uint64_t h) {
+    auto it = hash_to_sid_.find(h);
+    if (it != hash_to_sid_.end()) return it->second;
+    strings_.push_back("<fhash:" + std::to_string(h) + ">");
+    uint32_t id = static_cast<uint32_t>(strings_.size() - 1);
+    hash_to_sid_.emplace(h, id);
+    return id;
+  }
+  uint32_t sid_for_name(std::string_view s) {
+    auto it = str_to_sid_.find(std::string(s));
+    if (it != str_to_sid_.end()) return it->second;
+    strings_.emplace_back(s);
+    uint32_t id = static_cast<uint32_t>(strings_.size() - 1);
+    str_to_sid_.emplace(std::string(s), id);
+    return id;
+  }
+  uint32_t func_id(const PfwRecord& r) {
+    NameKey k{std::string(r.name), std::string(r.cat)};
+    auto it = name_ids_.find(k);
+    if (it != name_ids_.end()) return it->second;
+    tables_.funcs.push_back(classify(r.name, r.cat));
+    uint32_t fid = static_cast<uint32_t>(tables_.funcs.size() - 1);
+    name_ids_.emplace(std::move(k), fid);
+    return fid;
+  }
+  std::string host_of(uint64_t hhash) const {
+    auto h = host_names_.find(hhash);
+    return h != host_names_.end() ? h->second : std::string();
+  }
 
-  auto handle = [&](const PfwRecord& r) {
-    if (r.ph == Phase::kMetadata) {
-      if (!r.has_value) return;
-      if (r.name == "FH") {
-        uint32_t id = sid_for_hash(r.value);
-        strings[id] = std::string(r.a_name);
-      } else if (r.name == "HH") {
-        host_names[r.value] = std::string(r.a_name);
-      } else if (r.name == "SH") {
-        str_hashes[r.value] = std::string(r.a_name);
-      }
-      return;
-    }
+  void handle(const PfwRecord& r) {
+    if (r.ph == Phase::kMetadata) return metadata(r);
     if (!r.has_ts) fail("event without \"ts\"");
     // Counter samples (psutil telemetry) and records of unknown phase are not calls.
     if (r.ph != Phase::kComplete && r.ph != Phase::kAggregated) return;
-    if (r.cat == "dftracer" || r.type == importer::EventType::kDftracer) {
-      if (r.name == "start") {
-        ProcessMeta m;
-        m.pid = r.pid;
-        m.ppid = r.ppid >= 0 ? r.ppid : 0;
-        auto h = host_names.find(r.hhash);
-        if (h != host_names.end()) m.host = h->second;
-        auto cmd = str_hashes.find(r.cmd_hash);
-        if (cmd != str_hashes.end()) {
-          m.cmdline = cmd->second;
-          std::replace(m.cmdline.begin(), m.cmdline.end(), ';', ' ');
-        }
-        auto ex = str_hashes.find(r.exec_hash);
-        if (ex != str_hashes.end()) m.exe = ex->second;
-        m.start_ns = to_ns(r.ts, base, "ts");
-        m.source_file = path;
-        c.process(m);
-      }
-      return;  // start/end markers are not events of the application
+    if (r.cat == "dftracer" || r.type == importer::EventType::kDftracer) return marker(r);
+    if (r.cnt > kMaxAggregatedCalls) fail("\"dft_cnt\" out of range (more than 2^30 calls in one record)");
+    if (r.approx_fields && !told_approx_) {
+      told_approx_ = true;
+      for (const char* f : {"sizes", "offsets", "quantiles", "timeline"}) c_.approximate(f);
     }
+    note_fork_child(r);
+    calls(r);
+  }
+
+  // FH / HH / SH: names of file, host and string hashes.
+  void metadata(const PfwRecord& r) {
+    if (!r.has_value) return;
+    if (r.name == "FH")
+      strings_[sid_for_hash(r.value)] = std::string(r.a_name);
+    else if (r.name == "HH")
+      host_names_[r.value] = std::string(r.a_name);
+    else if (r.name == "SH")
+      str_hashes_[r.value] = std::string(r.a_name);
+  }
+
+  // DFTracer's own start/end markers: process metadata, not application events.
+  void marker(const PfwRecord& r) {
+    if (r.name != "start") return;
+    ProcessMeta m;
+    m.pid = r.pid;
+    m.ppid = r.ppid >= 0 ? r.ppid : 0;
+    m.host = host_of(r.hhash);
+    auto cmd = str_hashes_.find(r.cmd_hash);
+    if (cmd != str_hashes_.end()) {
+      m.cmdline = cmd->second;
+      std::replace(m.cmdline.begin(), m.cmdline.end(), ';', ' ');
+    }
+    auto ex = str_hashes_.find(r.exec_hash);
+    if (ex != str_hashes_.end()) m.exe = ex->second;
+    m.start_ns = to_ns(r.ts, base_, "ts");
+    m.source_file = path_;
+    c_.process(m);
+  }
+
+  // DFTracer 1.0.8 writes a forked child's events with the parent's pid; the
+  // child is recognisable by its fork event returning 0 on its tid.
+  void note_fork_child(const PfwRecord& r) {
+    if (r.name != "fork" || !r.ret.present || r.ret.ranged || r.ret.v != 0 || r.tid == r.pid ||
+        child_tids_.count(r.tid))
+      return;
+    child_tids_.insert(r.tid);
+    ProcessMeta m;
+    m.pid = r.tid;
+    m.ppid = r.pid;
+    m.host = host_of(r.hhash);
+    m.start_ns = to_ns(r.ts, base_, "ts");
+    m.source_file = path_;
+    c_.process(m);
+  }
+
+  // The calls a record stands for: one, or dft_cnt of an aggregated record.
+  void calls(const PfwRecord& r) {
     const int64_t n = r.cnt;
-    if (n > kMaxAggregatedCalls) fail("\"dft_cnt\" out of range (more than 2^30 calls in one record)");
-    if (r.approx_fields && !told_approx) {
-      told_approx = true;
-      c.approximate("sizes");
-      c.approximate("offsets");
-      c.approximate("quantiles");
-      c.approximate("timeline");
-    }
-    // DFTracer 1.0.8 writes a forked child's events with the parent's pid;
-    // the child is recognisable by its fork event returning 0 on its tid.
     const bool has_ret = r.ret.present;
-    if (r.name == "fork" && has_ret && !r.ret.ranged && r.ret.v == 0 && r.tid != r.pid && !child_tids.count(r.tid)) {
-      child_tids.insert(r.tid);
-      ProcessMeta m;
-      m.pid = r.tid;
-      m.ppid = r.pid;
-      auto h = host_names.find(r.hhash);
-      if (h != host_names.end()) m.host = h->second;
-      m.start_ns = to_ns(r.ts, base, "ts");
-      m.source_file = path;
-      c.process(m);
-    }
     IoEvent e;
-    e.pid = !child_tids.empty() && child_tids.count(r.tid) ? r.tid : r.pid;
+    e.pid = !child_tids_.empty() && child_tids_.count(r.tid) ? r.tid : r.pid;
     e.tid = r.tid;
-    NameKey k{std::string(r.name), std::string(r.cat)};
-    auto it = name_ids.find(k);
-    uint32_t fid;
-    if (it == name_ids.end()) {
-      tables.funcs.push_back(classify(r.name, r.cat));
-      fid = static_cast<uint32_t>(tables.funcs.size() - 1);
-      name_ids.emplace(std::move(k), fid);
-    } else {
-      fid = it->second;
-    }
-    e.func = fid;
-    const FuncInfo& fi = tables.funcs[fid];
+    e.func = func_id(r);
+    const FuncInfo& fi = tables_.funcs[e.func];
     if (!r.a_fname.empty())
       e.path = sid_for_name(r.a_fname);
     else if (r.has_fhash)
       e.path = sid_for_hash(r.fhash);
     e.has_ret = has_ret;
-    int64_t t_ns = to_ns(r.ts, base, "ts");
+    int64_t t_ns = to_ns(r.ts, base_, "ts");
     const NumField& durf = r.ph == Phase::kAggregated ? r.args_dur : NumField{true, false, r.dur};
     for (int64_t i = 0; i < n; ++i) {
       // One call of the record: exact when n == 1 or the field is plain;
@@ -290,25 +310,26 @@ void PfwSource::read_unit(size_t idx, UnitConsumer& c) {
         e.has_ret = false;
         e.size = -1;
       }
-      c.event(e);
+      c_.event(e);
     }
-  };
-
-  try {
-    importer::ByteStream bs(path);
-    importer::LineReader lines(bs);
-    importer::PfwParser parser(path);
-    importer::Line line;
-    PfwRecord rec;
-    while (lines.next(line)) {
-      line_no = line.no;
-      if (parser.parse(line, rec)) handle(rec);
-    }
-    if (!parser.saw_anything()) throw InputError(path + ": empty file (no DFTracer events)");
-  } catch (const importer::ImportError& e) {
-    throw InputError(e.what());
   }
-  c.end();
-}
+
+  const std::string& path_;
+  const int64_t base_;
+  UnitConsumer& c_;
+  size_t line_no_ = 0;
+  bool told_approx_ = false;
+  Tables tables_;
+  std::vector<std::string> strings_{""};
+  std::unordered_map<uint64_t, uint32_t> hash_to_sid_;
+  std::unordered_map<std::string, uint32_t> str_to_sid_;
+  std::unordered_map<NameKey, uint32_t, NameKeyHash> name_ids_;
+  std::unordered_map<uint64_t, std::string> host_names_, str_hashes_;
+  std::unordered_set<int64_t> child_tids_;
+};
+
+}  // namespace
+
+void PfwSource::read_unit(size_t idx, UnitConsumer& c) { PfwUnit(files_[idx], base_us_, c).run(); }
 
 }  // namespace strata::analysis

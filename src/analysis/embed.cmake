@@ -1,4 +1,4 @@
-# Writes the bytes of IN as a NUL-terminated char array into OUT.
+# Writes the bytes of IN as a NUL-terminated char array NAME into OUT.
 file(READ "${IN}" _hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," _arr "${_hex}")
-file(WRITE "${OUT}" "namespace strata::analysis { extern const char kChartJs[] = {${_arr} 0x00}; }\n")
+file(WRITE "${OUT}" "namespace strata::analysis { extern const char ${NAME}[] = {${_arr} 0x00}; }\n")

@@ -11,6 +11,8 @@
 namespace strata::analysis {
 
 extern const char kChartJs[];
+extern const char kReportJs[];   // web/report.js
+extern const char kReportCss[];  // web/report.css
 
 namespace {
 
@@ -123,10 +125,7 @@ bool write_html(const Job& job, const AnalyzeOptions& o, std::ostream& out, std:
   char buf[256];
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>strata analyze: "
       << html_esc(o.input)
-      << "</title>\n<style>body{font-family:sans-serif;margin:1.5em;color:#222}h1{font-size:1.3em}"
-         ".chart{width:900px;height:320px;margin-bottom:2em}table{border-collapse:collapse}"
-         "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td:first-child{text-align:left}</style>\n"
-         "<script>"
+      << "</title>\n<style>" << kReportCss << "</style>\n<script>"
       << kChartJs << "</script>\n</head><body>\n<h1>strata analyze: " << html_esc(o.input) << "</h1>\n<table>";
   std::snprintf(buf, sizeof buf, "<tr><td>events</td><td>%" PRIu64 "</td></tr><tr><td>processes</td><td>%zu</td></tr>",
                 job.events, job.procs.size());
@@ -185,64 +184,7 @@ bool write_html(const Job& job, const AnalyzeOptions& o, std::ostream& out, std:
       << html_esc(o.by.empty() ? "epoch" : o.by)
       << "</h2><div class=\"chart\"><canvas id=\"epochs\"></canvas></div>\n<div id=\"patterns\"></div>\n";
   out << "<script>\nconst D = " << d.str() << ";\n";
-  out << R"JS(
-let drawn = 0;
-const done = (c) => { drawn++; document.body.dataset.chartsDrawn = drawn; };
-Chart.defaults.animation = false;
-const palette = ['#1f77b4','#ff7f0e','#2ca02c','#d62728','#9467bd','#8c564b','#e377c2','#7f7f7f'];
-{
-  const n = D.timeline.length ? D.timeline[0].ops.length : 0;
-  const labels = Array.from({length: n}, (_, i) => (i * D.bin_s).toFixed(3));
-  const ds = [];
-  D.timeline.forEach((p, k) => {
-    ds.push({label: 'ops pid ' + p.pid, data: p.ops, borderColor: palette[k % 8], yAxisID: 'ops', pointRadius: 0});
-    if (D.sizes_known) ds.push({label: 'MB/s pid ' + p.pid, data: p.rbytes.map((b, i) => (b + p.wbytes[i]) / D.bin_s / 1e6),
-      borderColor: palette[k % 8], borderDash: [4, 3], yAxisID: 'bw', pointRadius: 0});
-  });
-  new Chart(document.getElementById('timeline'), {type: 'line', data: {labels, datasets: ds},
-    options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: 'time (s)'}},
-      ops: {position: 'left', title: {display: true, text: 'ops / bin'}},
-      bw: {position: 'right', display: D.sizes_known, title: {display: true, text: 'MB/s'}}}}});
-  done();
-}
-{
-  const labels = ['0-100','100-1K','1K-10K','10K-100K','100K-1M','1M-4M','4M-10M','10M-100M','100M-1G','1G+'];
-  new Chart(document.getElementById('sizes'), {type: 'bar', data: {labels, datasets: [
-    {label: 'reads', data: D.sizes_r, backgroundColor: palette[0]},
-    {label: 'writes', data: D.sizes_w, backgroundColor: palette[1]}]},
-    options: {maintainAspectRatio: false, scales: {y: {title: {display: true, text: D.sizes_known ? 'count' : 'sizes unknown'}}}}});
-  done();
-}
-{
-  new Chart(document.getElementById('epochs'), {type: 'bar', data: {labels: D.epochs.map(e => e[0]), datasets: [
-    {label: 'I/O time (s)', data: D.epochs.map(e => e[1]), backgroundColor: palette[0]},
-    {label: 'compute time (s)', data: D.epochs.map(e => e[2]), backgroundColor: palette[2]}]},
-    options: {maintainAspectRatio: false}});
-  done();
-}
-const host = document.getElementById('patterns');
-const colour = (size, max) => { const t = max > 0 ? Math.log1p(size) / Math.log1p(max) : 0;
-  return 'hsl(' + Math.round(240 - 240 * t) + ',80%,45%)'; };
-D.files.forEach((f, i) => {
-  const maxSize = Math.max(1, ...f.points.map(p => p[2]));
-  for (const kind of ['spatial', 'temporal']) {
-    const h = document.createElement('h2');
-    h.textContent = (kind === 'spatial' ? 'Spatial pattern (offset by process): ' : 'Temporal pattern (offset over time): ') + f.path;
-    host.appendChild(h);
-    const div = document.createElement('div'); div.className = 'chart';
-    const c = document.createElement('canvas'); c.id = kind + i; div.appendChild(c); host.appendChild(div);
-    const pts = f.points.map(p => ({x: kind === 'spatial' ? p[3] : p[0], y: p[1]}));
-    new Chart(c, {type: 'scatter', data: {datasets: [{label: 'accesses (colour: request size)', data: pts,
-      pointBackgroundColor: f.points.map(p => colour(p[2], maxSize)), pointRadius: 2}]},
-      options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: kind === 'spatial' ? 'pid' : 'time (s)'}},
-        y: {title: {display: true, text: 'file offset (B)'}}}}});
-    done();
-  }
-});
-document.body.dataset.chartsExpected = 3 + 2 * D.files.length;
-</script>
-</body></html>
-)JS";
+  out << kReportJs << "</script>\n</body></html>\n";
   return true;
 }
 

@@ -232,6 +232,12 @@ std::string bytes(double n) {
   return b;
 }
 
+std::string times(double factor) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3gx", factor);
+  return b;
+}
+
 double share(int64_t part, int64_t whole) {
   return whole > 0 ? std::clamp(static_cast<double>(part) / static_cast<double>(whole), 0.0, 1.0) : 0.0;
 }
@@ -290,8 +296,8 @@ void staging_advice(const Job& job, const AnalyzeOptions& o, std::string why, Ev
   std::string text = why + ": put the data set on faster storage";
   if (!s.picks.empty()) {
     text += ", or stage " + std::to_string(s.picks.size()) + " files (" + bytes(double(s.used)) +
-            ") to a fast tier first (saves ~" + duration(s.saved_ns) + " at " +
-            std::to_string(o.stage_speedup).substr(0, 3) + "x speed; see staging)";
+            ") to a fast tier first (saves ~" + duration(s.saved_ns) + " at " + times(o.stage_speedup) +
+            " speed; see staging)";
   }
   text += "; prefetch more (DataLoader prefetch_factor) to overlap reads with compute";
   ev.emplace_back("stage_files", double(s.picks.size()));

@@ -9,6 +9,7 @@
 #include "analysis/pass.h"
 #include "analysis/report_sections.h"
 #include "analysis/serial.h"
+#include "analysis/verdict.h"
 
 namespace strata::analysis {
 
@@ -108,6 +109,7 @@ class SectionPass : public Pass {
 std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o) {
   std::vector<std::unique_ptr<Pass>> v;
   v.push_back(std::make_unique<IoPass>(o));
+  v.push_back(make_verdict_pass(o));  // what bounds the job, first after the header
   // Deep-learning summary: epochs, loader wait, data set vs checkpoint files.
   v.push_back(std::make_unique<SectionPass>("dl", text_dl, std::vector<Section>{}));
   // Job summary and per-process overlap of I/O and compute.

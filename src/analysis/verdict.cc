@@ -1,0 +1,603 @@
+// The verdict pass (verdict.h): an event pass for the per-process facts the
+// io pass does not keep (loop waits, worker batches, I/O inside a batch),
+// then a verdict from them and the merged job.
+#include "analysis/verdict.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "analysis/serial.h"
+
+namespace strata::analysis {
+
+template <class Ar>
+void fields(Ar& ar, VerdictProc& p) {
+  ar(p.loader_wait_ns, p.loader_waits, p.loader_start_ns, p.loop_first, p.loop_last, p.checkpoint_ns, p.checkpoint_calls,
+     p.batch_ns, p.batches, p.worker_id, p.loader, p.step_data_ns, p.step_meta_ns);
+}
+
+namespace {
+
+// ---- the event pass -------------------------------------------------------------
+
+// Tags of one context that the verdict reads.
+struct CtxFlags {
+  bool known = false;
+  bool in_step = false;  // a batch is being produced (`step` tag)
+  int64_t worker = -1, loader = -1;
+  std::string epoch;  // `epoch` tag value, "" without
+};
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Code and system files, whose reads (imports, lazily loaded modules) are
+// not the job's data.
+bool environment_path(std::string_view p) {
+  for (std::string_view ext : {".py", ".pyc", ".so", ".pth"})
+    if (ends_with(p, ext)) return true;
+  for (std::string_view prefix : {"/usr/", "/lib", "/proc/", "/sys/", "/dev/", "/etc/"})
+    if (p.substr(0, prefix.size()) == prefix) return true;
+  return p.find(".so.") != std::string_view::npos || p.find("/site-packages/") != std::string_view::npos ||
+         p.find("/dist-packages/") != std::string_view::npos;
+}
+
+enum class AppKind : uint8_t { kNone, kWait, kIter, kEpoch, kBatch, kCheckpoint };
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+AppKind app_kind(const FuncInfo& f) {
+  if (f.layer != Layer::kApp) return AppKind::kNone;
+  if (f.is_loader_wait) return AppKind::kWait;
+  if (lower(f.category) == "checkpoint") return AppKind::kCheckpoint;
+  if (f.name == "dataloader.iter") return AppKind::kIter;
+  if (f.name == "dataloader.epoch") return AppKind::kEpoch;
+  if (f.name == "dataloader.batch") return AppKind::kBatch;
+  return AppKind::kNone;
+}
+
+void merge_proc(VerdictProc& a, const VerdictProc& b) {
+  a.loader_wait_ns += b.loader_wait_ns;
+  a.loader_waits += b.loader_waits;
+  a.loader_start_ns += b.loader_start_ns;
+  a.loop_first = std::min(a.loop_first, b.loop_first);
+  a.loop_last = std::max(a.loop_last, b.loop_last);
+  a.checkpoint_ns += b.checkpoint_ns;
+  a.checkpoint_calls += b.checkpoint_calls;
+  a.batch_ns += b.batch_ns;
+  a.batches += b.batches;
+  if (a.worker_id < 0) {
+    a.worker_id = b.worker_id;
+    a.loader = b.loader;
+  }
+  a.step_data_ns += b.step_data_ns;
+  a.step_meta_ns += b.step_meta_ns;
+}
+
+class VerdictState : public PassState {
+ public:
+  void begin(const std::string&, const Tables* t, bool) override {
+    tables_ = t;
+    ctx_.assign(t ? t->ctxs.size() : 0, CtxFlags{});
+    kinds_.clear();
+    env_.clear();
+    last_ = nullptr;
+    last_pid_ = INT64_MIN;
+  }
+  void process(const ProcessMeta&) override {}
+  void event(const IoEvent& e) override {
+    if (!tables_ || e.func >= tables_->funcs.size()) return;
+    const FuncInfo& f = tables_->funcs[e.func];
+    const CtxFlags& c = flags(e.ctx);
+    const AppKind k = kind(e.func, f);
+    const bool io = f.layer == Layer::kPosix || f.layer == Layer::kStdio;
+    if (k == AppKind::kNone && c.worker < 0 && !(io && (c.in_step || !c.epoch.empty()))) return;
+    VerdictProc& p = proc(e.pid);
+    if (c.worker >= 0 && p.worker_id < 0) {
+      p.worker_id = c.worker;
+      p.loader = c.loader;
+    }
+    switch (k) {
+      case AppKind::kWait:
+        p.loader_wait_ns += e.dur;
+        ++p.loader_waits;
+        p.loop_first = std::min(p.loop_first, e.ts);
+        p.loop_last = std::max(p.loop_last, e.ts + e.dur);
+        break;
+      case AppKind::kIter:
+        p.loader_start_ns += e.dur;
+        [[fallthrough]];
+      case AppKind::kEpoch:
+        p.loop_first = std::min(p.loop_first, e.ts);
+        p.loop_last = std::max(p.loop_last, e.ts + e.dur);
+        break;
+      case AppKind::kCheckpoint:
+        p.checkpoint_ns += e.dur;
+        ++p.checkpoint_calls;
+        p.loop_first = std::min(p.loop_first, e.ts);  // saving between epochs is part of the loop
+        p.loop_last = std::max(p.loop_last, e.ts + e.dur);
+        break;
+      case AppKind::kBatch:
+        p.batch_ns += e.dur;
+        ++p.batches;
+        break;
+      case AppKind::kNone:
+        break;
+    }
+    if (io && c.in_step) (f.is_read || f.is_write ? p.step_data_ns : p.step_meta_ns) += e.dur;
+    if (io && f.is_read && !c.epoch.empty() && !environment(e.path)) epoch_read_ns_[c.epoch] += e.dur;
+  }
+  void end() override { tables_ = nullptr; }
+  void merge(PassState& later) override {
+    auto& l = static_cast<VerdictState&>(later);
+    for (auto& [pid, p] : l.procs_) merge_proc(procs_[pid], p);
+    for (auto& [epoch, ns] : l.epoch_read_ns_) epoch_read_ns_[epoch] += ns;
+  }
+  std::string save() const override {
+    serial::Writer w;
+    auto copy = procs_;
+    auto epochs = epoch_read_ns_;
+    w(copy, epochs);
+    return w.take();
+  }
+  void load(std::string_view bytes) override {
+    serial::Reader r(bytes.data(), bytes.size());
+    r(procs_, epoch_read_ns_);
+  }
+  const std::map<int64_t, VerdictProc>& procs() const { return procs_; }
+  const std::map<std::string, int64_t>& epoch_read_ns() const { return epoch_read_ns_; }
+
+ private:
+  const CtxFlags& flags(uint32_t ctx) {
+    if (ctx >= ctx_.size()) ctx_.resize(ctx + 1);
+    CtxFlags& c = ctx_[ctx];
+    if (c.known) return c;
+    c.known = true;
+    if (!tables_ || ctx >= tables_->ctxs.size()) return c;
+    for (const CtxTag& t : tables_->ctxs[ctx]) {
+      if (t.key == "step") c.in_step = true;
+      if (t.key == "worker" && t.is_int) c.worker = t.int_value;
+      if (t.key == "loader" && t.is_int) c.loader = t.int_value;
+      if (t.key == "epoch") c.epoch = t.value;
+    }
+    return c;
+  }
+  AppKind kind(uint32_t func, const FuncInfo& f) {
+    if (func >= kinds_.size()) kinds_.resize(tables_->funcs.size(), 0xff);
+    if (kinds_[func] == 0xff) kinds_[func] = static_cast<uint8_t>(app_kind(f));
+    return static_cast<AppKind>(kinds_[func]);
+  }
+  bool environment(uint32_t path) {
+    if (path == 0 || !tables_->str) return true;
+    if (path >= env_.size()) env_.resize(path + 1, 2);
+    if (env_[path] == 2) env_[path] = environment_path(tables_->str(path)) ? 1 : 0;
+    return env_[path] == 1;
+  }
+  VerdictProc& proc(int64_t pid) {
+    if (pid != last_pid_) {
+      last_ = &procs_[pid];
+      last_pid_ = pid;
+    }
+    return *last_;
+  }
+
+  const Tables* tables_ = nullptr;
+  std::vector<CtxFlags> ctx_;
+  std::vector<uint8_t> kinds_;
+  std::vector<uint8_t> env_;  // per path id: 1 environment, 0 data, 2 not yet known
+  std::map<int64_t, VerdictProc> procs_;
+  std::map<std::string, int64_t> epoch_read_ns_;  // reads of non-environment files per epoch value
+  VerdictProc* last_ = nullptr;
+  int64_t last_pid_ = INT64_MIN;
+};
+
+// ---- words a person reads -------------------------------------------------------------
+
+std::string pct(double share) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f%%", 100.0 * share);
+  return b;
+}
+
+std::string duration(int64_t ns) {
+  const double v = static_cast<double>(ns);
+  char b[32];
+  if (v >= 1e9)
+    std::snprintf(b, sizeof b, "%.3g s", v / 1e9);
+  else if (v >= 1e6)
+    std::snprintf(b, sizeof b, "%.3g ms", v / 1e6);
+  else
+    std::snprintf(b, sizeof b, "%.3g µs", v / 1e3);
+  return b;
+}
+
+std::string bytes(double n) {
+  char b[32];
+  if (n >= 1024.0 * 1024 * 1024)
+    std::snprintf(b, sizeof b, "%.3g GiB", n / (1024.0 * 1024 * 1024));
+  else if (n >= 1024.0 * 1024)
+    std::snprintf(b, sizeof b, "%.3g MiB", n / (1024.0 * 1024));
+  else if (n >= 1024.0)
+    std::snprintf(b, sizeof b, "%.3g KiB", n / 1024.0);
+  else
+    std::snprintf(b, sizeof b, "%.0f B", n);
+  return b;
+}
+
+std::string times(double factor) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3gx", factor);
+  return b;
+}
+
+double share(int64_t part, int64_t whole) {
+  return whole > 0 ? std::clamp(static_cast<double>(part) / static_cast<double>(whole), 0.0, 1.0) : 0.0;
+}
+
+using Evidence = std::vector<std::pair<std::string, double>>;
+
+// ---- files: small files and metadata ---------------------------------------------
+
+// Files of the job's data (not libraries, configuration, logs, checkpoints).
+struct DataFiles {
+  size_t read = 0;          // files with bytes read
+  int64_t read_extent = 0;  // their summed extents
+  uint64_t meta_ops = 0;
+  int64_t meta_ns = 0, data_ns = 0;
+};
+
+DataFiles data_files(const Job& job) {
+  DataFiles d;
+  for (const auto& [path, f] : job.files) {
+    const Role r = classify_file(f, job).role;
+    if (r != Role::kTrainData && r != Role::kValData && r != Role::kOther) continue;
+    if (f.bytes_read + f.bytes_written <= 0) continue;  // stat-only paths: imports searching sys.path
+    if (f.bytes_read > 0) {
+      ++d.read;
+      d.read_extent += f.extent;
+    }
+    d.meta_ops += f.opens + f.stats + f.seeks + f.other_meta;
+    d.meta_ns += f.meta_ns;
+    d.data_ns += f.read_ns + f.write_ns;
+  }
+  return d;
+}
+
+void file_rules(const DataFiles& d, Verdict& v) {
+  if (d.read >= kSmallFilesMin) {
+    const double mean = static_cast<double>(d.read_extent) / static_cast<double>(d.read);
+    if (mean < kSmallFileBytes)
+      v.advice.push_back({"small-files",
+                          std::to_string(d.read) + " data files of " + bytes(mean) +
+                              " on average were read one by one: pack them into shards "
+                              "(tar/WebDataset, TFRecord, HDF5, LMDB) read sequentially",
+                          {{"files_read", double(d.read)}, {"mean_file_bytes", mean}}});
+  }
+  if (d.meta_ops >= kMetaOpsMin && d.meta_ns > d.data_ns)
+    v.advice.push_back({"metadata",
+                        "metadata calls (open, stat, seek, close) on data files took " + duration(d.meta_ns) +
+                            ", more than reading and writing them (" + duration(d.data_ns) +
+                            "): pack files into shards, or open each file once and keep the handle",
+                        {{"meta_ops", double(d.meta_ops)},
+                         {"meta_ns", double(d.meta_ns)},
+                         {"data_ns", double(d.data_ns)}}});
+}
+
+void staging_advice(const Job& job, const AnalyzeOptions& o, std::string why, Evidence ev, Verdict& v) {
+  const StageAdvice s = stage_advice(job, o.stage_capacity, o.stage_speedup);
+  std::string text = why + ": put the data set on faster storage";
+  if (!s.picks.empty()) {
+    text += ", or stage " + std::to_string(s.picks.size()) + " files (" + bytes(double(s.used)) +
+            ") to a fast tier first (saves ~" + duration(s.saved_ns) + " at " + times(o.stage_speedup) +
+            " speed; see staging)";
+  }
+  text += "; prefetch more (DataLoader prefetch_factor) to overlap reads with compute";
+  ev.emplace_back("stage_files", double(s.picks.size()));
+  ev.emplace_back("stage_bytes", double(s.used));
+  ev.emplace_back("stage_saved_ns", double(s.saved_ns));
+  v.advice.push_back({"faster-storage", text, std::move(ev)});
+}
+
+// ---- with a training loop (strata's Python layer) -----------------------------------
+
+struct Loader {
+  size_t workers = 0, worker_ids = 0;
+  size_t max_starts = 0;  // processes started for one (loader, worker id)
+  int64_t life_ns = 0, busy_ns = 0, data_ns = 0, meta_ns = 0;
+};
+
+Loader loader_of(const Job& job, const std::map<int64_t, VerdictProc>& procs, int64_t main_pid,
+                 const VerdictProc& main) {
+  Loader l;
+  std::map<std::pair<int64_t, int64_t>, size_t> starts;
+  std::set<int64_t> ids;
+  std::map<int64_t, const ProcResult*> by_pid;
+  for (const auto& p : job.procs) by_pid[p.meta.pid] = &p;
+  for (const auto& [pid, p] : procs) {
+    if (p.worker_id < 0 || pid == main_pid) continue;
+    ++l.workers;
+    ids.insert(p.worker_id);
+    l.max_starts = std::max(l.max_starts, ++starts[{p.loader, p.worker_id}]);
+    auto it = by_pid.find(pid);
+    if (it != by_pid.end() && it->second->last_ts > it->second->first_ts)
+      l.life_ns += it->second->last_ts - it->second->first_ts;
+    l.busy_ns += p.batch_ns;
+    l.data_ns += p.step_data_ns;
+    l.meta_ns += p.step_meta_ns;
+  }
+  l.worker_ids = ids.size();
+  if (l.workers == 0) {  // num_workers=0: the loop loads its own batches while it waits
+    l.life_ns = main.loop_last - main.loop_first;
+    l.busy_ns = main.loader_wait_ns + main.loader_start_ns;
+    l.data_ns = main.step_data_ns;
+    l.meta_ns = main.step_meta_ns;
+  }
+  l.busy_ns = std::max(l.busy_ns, l.data_ns + l.meta_ns);
+  return l;
+}
+
+// First epoch vs the others dl_summary compares (same number of batches),
+// counting reads of the job's files only: a first epoch that imports modules
+// lazily is not a cold cache.
+void cold_epoch_rule(const Job& job, const std::map<std::string, int64_t>& epoch_read_ns, Verdict& v) {
+  const DlSummary dl = dl_summary(job);
+  if (!dl.has_first_vs_rest) return;
+  auto read_ns = [&](const std::string& epoch) {
+    auto it = epoch_read_ns.find(epoch);
+    return it == epoch_read_ns.end() ? int64_t{0} : it->second;
+  };
+  const int64_t first = read_ns(dl.epochs[0].value);
+  double rest = 0;
+  for (const auto& e : dl.compared) rest += static_cast<double>(read_ns(e));
+  rest /= static_cast<double>(dl.compared.size());
+  if (first >= kColdEpochMinNs && static_cast<double>(first) >= kColdEpochFactor * rest)
+    v.advice.push_back({"cold-first-epoch",
+                        "the first epoch spent " + duration(first) + " reading the job's files, the others " +
+                            duration(static_cast<int64_t>(rest)) +
+                            " on average: a cold cache; stage the data set to local storage or warm "
+                            "the cache (read it once) before training",
+                        {{"first_read_ns", double(first)}, {"rest_read_ns", rest}, {"epochs_compared", double(dl.compared.size())}}});
+}
+
+Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs,
+                     const std::map<std::string, int64_t>& epoch_read_ns, int64_t main_pid,
+                     const AnalyzeOptions& o) {
+  const VerdictProc& m = procs.at(main_pid);
+  Verdict v;
+  const int64_t loop_ns = m.loop_last - m.loop_first;
+  // Starting an iterator (worker start-up under spawn/forkserver) is waiting for data too.
+  const int64_t wait_ns = m.loader_wait_ns + m.loader_start_ns;
+  const int64_t compute_ns = std::max<int64_t>(0, loop_ns - wait_ns - m.checkpoint_ns);
+  const double wait = share(wait_ns, loop_ns), ckpt = share(m.checkpoint_ns, loop_ns);
+  const Loader l = loader_of(job, procs, main_pid, m);
+  const int64_t io_ns = l.data_ns + l.meta_ns;
+  const double io_of_busy = share(io_ns, l.busy_ns);
+  const std::string who = l.workers ? std::to_string(l.workers) + " loader worker process" +
+                                          (l.workers > 1 ? "es" : "")
+                                    : std::string("the loop itself (num_workers=0)");
+  const std::string life = l.workers > 1 ? "of their time" : l.workers ? "of its time" : "of the loop";
+  std::string s = "the training loop (pid " + std::to_string(main_pid) + ") waited for data " + pct(wait) +
+                  " of its " + duration(loop_ns);
+  if (m.checkpoint_calls) s += " and checkpointed " + pct(ckpt);
+  s += "; " + who + " spent " + pct(share(l.busy_ns - io_ns, l.life_ns)) + " " + life +
+       " outside I/O (CPU) and " + pct(share(io_ns, l.life_ns)) + " in I/O";
+  if (ckpt >= kCheckpointShareMin && ckpt >= wait) {
+    v.bottleneck = "checkpoint";
+    s += "; checkpoints block the loop";
+  } else if (wait >= kWaitShareMin && io_of_busy >= kLoaderIoShareMin) {
+    v.bottleneck = l.meta_ns > l.data_ns ? "metadata" : "io";
+    s += v.bottleneck == "io" ? "; reading the data bounds the job"
+                              : "; metadata calls (open, stat) bound the job";
+  } else if (wait >= kWaitShareMin) {
+    v.bottleneck = "loader-cpu";
+    s += "; the loader's CPU work (decoding, transforms) bounds the job; I/O is not the bottleneck";
+  } else {
+    v.bottleneck = "compute";
+    s += "; the loop's own compute bounds the job; I/O is not the bottleneck";
+  }
+  v.summary = s;
+  v.evidence = {{"loop_pid", double(main_pid)},
+                {"loop_ns", double(loop_ns)},
+                {"loader_wait_ns", double(wait_ns)},
+                {"loader_start_ns", double(m.loader_start_ns)},
+                {"loader_waits", double(m.loader_waits)},
+                {"wait_share", wait},
+                {"checkpoint_ns", double(m.checkpoint_ns)},
+                {"checkpoint_calls", double(m.checkpoint_calls)},
+                {"checkpoint_share", ckpt},
+                {"compute_ns", double(compute_ns)},
+                {"loader_workers", double(l.workers)},
+                {"loader_worker_ids", double(l.worker_ids)},
+                {"loader_time_ns", double(l.life_ns)},
+                {"loader_busy_ns", double(l.busy_ns)},
+                {"loader_data_ns", double(l.data_ns)},
+                {"loader_meta_ns", double(l.meta_ns)},
+                {"loader_io_share_of_busy", io_of_busy}};
+
+  const Evidence loop_ev = {{"wait_share", wait}, {"loader_io_share_of_busy", io_of_busy}};
+  if (wait >= kWaitShareMin && io_of_busy < kLoaderIoShareMin)
+    v.advice.push_back({"more-workers",
+                        "the loop waited " + pct(wait) + " while " + who + " computed " +
+                            pct(1 - io_of_busy) + " of the time it spent on batches: use more workers (" +
+                            (l.worker_ids ? "num_workers=" + std::to_string(l.worker_ids) + " now"
+                                          : std::string("num_workers=0 now")) +
+                            ") or cheaper transforms (decode once, resize offline, GPU augmentation)",
+                        loop_ev});
+  if (wait >= kWaitShareMin && io_of_busy >= kLoaderIoShareMin)
+    staging_advice(job, o,
+                   "the loop waited " + pct(wait) + " while " + who + " spent " + pct(io_of_busy) +
+                       " of their batch time in I/O",
+                   loop_ev, v);
+  cold_epoch_rule(job, epoch_read_ns, v);
+  if (l.max_starts >= 2)
+    v.advice.push_back({"persistent-workers",
+                        "a DataLoader started its workers again for every epoch (" + std::to_string(l.workers) +
+                            " worker processes for " + std::to_string(l.worker_ids) +
+                            " workers): pass persistent_workers=True",
+                        {{"worker_processes", double(l.workers)},
+                         {"worker_ids", double(l.worker_ids)},
+                         {"max_starts", double(l.max_starts)}}});
+  if (ckpt >= kCheckpointShareMin)
+    v.advice.push_back({"async-checkpoint",
+                        std::to_string(m.checkpoint_calls) + " checkpoint calls took " + pct(ckpt) +
+                            " of the loop (" + duration(m.checkpoint_ns) +
+                            "): save asynchronously (torch.distributed.checkpoint.async_save, or a "
+                            "background thread writing a copy of the state) or less often",
+                        {{"checkpoint_share", ckpt}, {"checkpoint_ns", double(m.checkpoint_ns)}}});
+  return v;
+}
+
+// ---- without a training loop: I/O share of each process -------------------------------
+
+Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
+  Verdict v;
+  const ProcResult* worst = nullptr;
+  double worst_share = -1, least = 1;
+  size_t n = 0;
+  for (const auto& p : job.procs) {
+    if (p.last_ts <= p.first_ts) continue;
+    ++n;
+    const double sh = share(p.io_union, p.last_ts - p.first_ts);
+    least = std::min(least, sh);
+    if (sh > worst_share) {
+      worst_share = sh;
+      worst = &p;
+    }
+  }
+  if (!worst) {
+    v.bottleneck = "none";
+    v.summary = "the trace holds no timed events: nothing to judge";
+    return v;
+  }
+  uint64_t ops = 0;
+  int64_t moved = 0;
+  for (const auto& [path, f] : job.files) {
+    ops += f.reads + f.writes;
+    moved += f.bytes_read + f.bytes_written;
+  }
+  const double mean_req = ops ? double(moved) / double(ops) : 0;
+  const int64_t wall = worst->last_ts - worst->first_ts;
+  const double meta = share(worst->meta_ns, worst->meta_ns + worst->data_ns);
+  std::string exe = worst->meta.exe.substr(worst->meta.exe.rfind('/') + 1);
+  std::string s = "no training loop in the trace (no DataLoader events); pid " + std::to_string(worst->meta.pid) +
+                  (exe.empty() ? "" : " (" + exe + ")") + " spent " + pct(worst_share) + " of its " +
+                  duration(wall) + " in I/O, " + pct(meta) + " of it in metadata calls";
+  if (ops) s += "; data requests average " + bytes(mean_req) + (mean_req < 64 * 1024 ? " (small)" : " (large)");
+  if (n > 1) s += "; " + std::to_string(n) + " processes spent " + pct(least) + " to " + pct(worst_share) + " in I/O";
+  if (worst_share >= kIoShareBound) {
+    v.bottleneck = worst->meta_ns > worst->data_ns ? "metadata" : "io";
+    s += v.bottleneck == "io" ? "; I/O bounds the job" : "; metadata calls bound the job";
+  } else {
+    v.bottleneck = "compute";
+    s += "; I/O is not the bottleneck";
+  }
+  v.summary = s;
+  v.evidence = {{"pid", double(worst->meta.pid)},    {"wall_ns", double(wall)},
+                {"io_ns", double(worst->io_union)},  {"io_share", worst_share},
+                {"meta_ns", double(worst->meta_ns)}, {"data_ns", double(worst->data_ns)},
+                {"processes", double(n)},            {"min_io_share", least},
+                {"data_ops", double(ops)},           {"mean_request_bytes", mean_req}};
+  if (v.bottleneck == "io")
+    staging_advice(job, o, "pid " + std::to_string(worst->meta.pid) + " spent " + pct(worst_share) + " of its time in I/O",
+                   {{"io_share", worst_share}}, v);
+  return v;
+}
+
+// ---- JSON and text ------------------------------------------------------------------
+
+std::string quoted(const std::string& s) {
+  std::string q = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      q += '\\';
+      q += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      q += b;
+    } else {
+      q += static_cast<char>(c);
+    }
+  }
+  return q + "\"";
+}
+
+std::string number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char b[40];
+  if (x == std::floor(x) && std::fabs(x) < 9e15)
+    std::snprintf(b, sizeof b, "%.0f", x);
+  else
+    std::snprintf(b, sizeof b, "%.6g", x);
+  return b;
+}
+
+void json_evidence(const Evidence& ev, std::ostream& out) {
+  out << "{";
+  for (size_t i = 0; i < ev.size(); ++i) out << (i ? ", " : "") << quoted(ev[i].first) << ": " << number(ev[i].second);
+  out << "}";
+}
+
+class VerdictPass : public Pass {
+ public:
+  const char* name() const override { return "verdict"; }
+  std::unique_ptr<PassState> new_state() const override { return std::make_unique<VerdictState>(); }
+  void finish(Analysis& a, PassState* s) override {
+    auto* st = static_cast<VerdictState*>(s);
+    verdict_ = make_verdict(a.job(), st->procs(), st->epoch_read_ns(), a.opts());
+  }
+  void text(const Analysis&, std::ostream& out) const override {
+    out << "\nVerdict: " << verdict_.bottleneck << "\n  " << verdict_.summary << "\n";
+    for (const auto& a : verdict_.advice) out << "  - [" << a.rule << "] " << a.text << "\n";
+  }
+  void json(const Analysis&, JsonSection& out) const override {
+    std::ostream& o = out.key("verdict");
+    o << "{\"bottleneck\": " << quoted(verdict_.bottleneck) << ", \"summary\": " << quoted(verdict_.summary)
+      << ", \"evidence\": ";
+    json_evidence(verdict_.evidence, o);
+    o << ", \"advice\": [";
+    for (size_t i = 0; i < verdict_.advice.size(); ++i) {
+      const auto& a = verdict_.advice[i];
+      o << (i ? ", " : "") << "{\"rule\": " << quoted(a.rule) << ", \"text\": " << quoted(a.text)
+        << ", \"evidence\": ";
+      json_evidence(a.evidence, o);
+      o << "}";
+    }
+    o << "]}";
+  }
+
+ private:
+  Verdict verdict_;
+};
+
+}  // namespace
+
+Verdict make_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs,
+                     const std::map<std::string, int64_t>& epoch_read_ns, const AnalyzeOptions& o) {
+  int64_t main_pid = -1, most = -1;
+  for (const auto& [pid, p] : procs)
+    if (p.loader_waits && p.loader_wait_ns > most) {
+      most = p.loader_wait_ns;
+      main_pid = pid;
+    }
+  Verdict v = main_pid >= 0 && procs.at(main_pid).loop_last > procs.at(main_pid).loop_first
+                  ? loop_verdict(job, procs, epoch_read_ns, main_pid, o)
+                  : process_verdict(job, o);
+  std::vector<Verdict::Advice> first = std::move(v.advice);
+  v.advice.clear();
+  file_rules(data_files(job), v);
+  v.advice.insert(v.advice.begin(), first.begin(), first.end());
+  return v;
+}
+
+std::unique_ptr<Pass> make_verdict_pass(const AnalyzeOptions&) { return std::make_unique<VerdictPass>(); }
+
+}  // namespace strata::analysis

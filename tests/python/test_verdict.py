@@ -1,0 +1,186 @@
+"""The verdict (issue 10 §1): real jobs traced with `strata run`, each built to
+fire one rule of docs/analysis.md ("Verdict rules") or to stay clear of it;
+the assertions read `strata analyze --json`'s "verdict" object."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import conftest
+
+SCRIPTS = conftest.SCRIPTS
+JOB = os.path.join(SCRIPTS, "verdict_job.py")
+MIB = 1 << 20
+
+
+def analyze(trace):
+    return json.loads(conftest.strata_cli("analyze", "--json", str(trace)))["verdict"]
+
+
+def rules(v):
+    return [a["rule"] for a in v["advice"]]
+
+
+def advice(v, rule):
+    found = [a for a in v["advice"] if a["rule"] == rule]
+    assert len(found) == 1, v
+    return found[0]
+
+
+def make_files(d, n, size, prefix="s", synced=False):
+    d.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        with open(d / ("%s%04d.bin" % (prefix, i)), "wb") as f:
+            f.write(bytes([i % 251]) * size)
+            if synced:  # clean pages: the job can drop them and read from the disk
+                f.flush()
+                os.fsync(f.fileno())
+    return d
+
+
+# ---- plain POSIX jobs (no Python layer) ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def files_prog(tmp_path_factory):
+    exe = tmp_path_factory.mktemp("prog") / "verdict_files"
+    subprocess.run(["cc", "-O1", "-o", str(exe), os.path.join(SCRIPTS, "verdict_files.c")],
+                   check=True, timeout=120)
+    return str(exe)
+
+
+def run_files(tmp, prog, n, size, stats, chunk, burn_ms):
+    data = make_files(tmp / "data", n, size)
+    conftest.run_traced(tmp / "trace", [prog, str(data), str(stats), str(chunk), str(burn_ms)])
+    return analyze(tmp / "trace")
+
+
+def test_small_files_fire(tmp_path, files_prog):
+    v = run_files(tmp_path, files_prog, n=200, size=4096, stats=0, chunk=65536, burn_ms=0)
+    a = advice(v, "small-files")
+    assert a["evidence"]["files_read"] == 200
+    assert a["evidence"]["mean_file_bytes"] == 4096
+    assert "no training loop" in v["summary"]
+    assert v["evidence"]["processes"] == 1
+    # one read of 4096 bytes and one at the end of file per file
+    assert v["evidence"]["data_ops"] == 400
+
+
+def test_large_files_do_not_fire_small_files(tmp_path, files_prog):
+    v = run_files(tmp_path, files_prog, n=4, size=2 * MIB, stats=0, chunk=65536, burn_ms=0)
+    assert "small-files" not in rules(v)
+    assert "metadata" not in rules(v)
+    assert v["evidence"]["data_ops"] == 4 * (32 + 1)
+    assert v["evidence"]["mean_request_bytes"] == pytest.approx(2 * MIB * 4 / 132)
+
+
+def test_metadata_fires_when_stats_outweigh_reads(tmp_path, files_prog):
+    v = run_files(tmp_path, files_prog, n=20, size=16, stats=50, chunk=65536, burn_ms=0)
+    a = advice(v, "metadata")
+    # 50 stats + 1 open per file (close is not a metadata call on the path)
+    assert a["evidence"]["meta_ops"] >= 20 * 51
+    assert a["evidence"]["meta_ns"] > a["evidence"]["data_ns"]
+    assert v["bottleneck"] in ("metadata", "compute")
+    assert "small-files" not in rules(v)  # 20 files: below the 100-file threshold
+
+
+def test_io_bound_process_gets_storage_advice(tmp_path, files_prog):
+    v = run_files(tmp_path, files_prog, n=8, size=8 * MIB, stats=0, chunk=MIB, burn_ms=0)
+    assert v["bottleneck"] == "io", v
+    assert v["evidence"]["io_share"] >= 0.5
+    advice(v, "faster-storage")
+
+
+def test_compute_bound_process_gets_no_storage_advice(tmp_path, files_prog):
+    v = run_files(tmp_path, files_prog, n=2, size=64 * 1024, stats=0, chunk=65536, burn_ms=300)
+    assert v["bottleneck"] == "compute", v
+    assert v["evidence"]["io_share"] < 0.5
+    assert "faster-storage" not in rules(v)
+    assert "I/O is not the bottleneck" in v["summary"]
+
+
+# ---- PyTorch DataLoader jobs -----------------------------------------------------------
+
+def run_job(tmp, n=8, size=4096, cold=0, **flags):
+    data = make_files(tmp / "data", n, size, synced=flags.get("drop_cache", False))
+    if cold:
+        (data / "cold.bin").write_bytes(b"\0" * cold)
+    args = [conftest.PYTHON, JOB, "--data", str(data)]
+    for k, val in flags.items():
+        if val is True:
+            args.append("--" + k.replace("_", "-"))
+        elif val is not False:
+            args += ["--" + k.replace("_", "-"), str(val)]
+    if cold:
+        args += ["--cold-bytes", str(cold)]
+    conftest.run_traced(tmp / "trace", args, timeout=120)
+    return analyze(tmp / "trace")
+
+
+def test_loader_cpu_bound_job_gets_more_workers(tmp_path):
+    v = run_job(tmp_path, workers=1, cpu_ms=25, step_ms=1, persistent=True)
+    assert v["bottleneck"] == "loader-cpu", v
+    assert v["evidence"]["loader_workers"] == 1
+    assert v["evidence"]["loader_waits"] == 2 * 2  # 8 samples, batch 4, 2 epochs
+    assert v["evidence"]["wait_share"] >= 0.5
+    assert "I/O is not the bottleneck" in v["summary"]
+    assert "num_workers=1" in advice(v, "more-workers")["text"]
+    assert "faster-storage" not in rules(v)
+
+
+def test_compute_bound_loop_gets_no_loader_advice(tmp_path):
+    # num_workers=0: no worker start-up to wait for; loading 4 small files per batch is fast
+    v = run_job(tmp_path, n=32, step_ms=30)
+    assert v["bottleneck"] == "compute", v
+    assert v["evidence"]["wait_share"] < 0.1
+    assert v["evidence"]["loader_waits"] == 2 * 8
+    for r in ("more-workers", "faster-storage", "async-checkpoint", "persistent-workers"):
+        assert r not in rules(v)
+
+
+def test_io_bound_loader_gets_storage_advice(tmp_path):
+    v = run_job(tmp_path, size=8 * MIB, workers=1, persistent=True, drop_cache=True)
+    assert v["bottleneck"] == "io", v
+    assert v["evidence"]["loader_io_share_of_busy"] >= 0.5
+    a = advice(v, "faster-storage")
+    assert "stage_bytes" in a["evidence"]
+    assert "more-workers" not in rules(v)
+
+
+def test_cold_first_epoch_fires(tmp_path):
+    v = run_job(tmp_path, cold=8 * MIB, epochs=3)
+    a = advice(v, "cold-first-epoch")
+    assert a["evidence"]["first_read_ns"] >= 2 * a["evidence"]["rest_read_ns"]
+
+
+def test_even_epochs_do_not_fire_cold_first_epoch(tmp_path):
+    v = run_job(tmp_path, epochs=3)
+    assert "cold-first-epoch" not in rules(v)
+    assert v["evidence"]["loader_workers"] == 0
+
+
+def test_loader_recreated_each_epoch_gets_persistent_workers(tmp_path):
+    v = run_job(tmp_path, workers=2, epochs=2, step_ms=1)
+    a = advice(v, "persistent-workers")
+    assert a["evidence"] == {"worker_processes": 4, "worker_ids": 2, "max_starts": 2}
+
+
+def test_persistent_workers_do_not_fire(tmp_path):
+    v = run_job(tmp_path, workers=2, epochs=2, step_ms=1, persistent=True)
+    assert "persistent-workers" not in rules(v)
+    assert v["evidence"]["loader_workers"] == 2
+
+
+def test_blocking_checkpoints_get_async_advice(tmp_path):
+    v = run_job(tmp_path, ckpt_mb=64, step_ms=1)
+    assert v["bottleneck"] == "checkpoint", v
+    a = advice(v, "async-checkpoint")
+    assert v["evidence"]["checkpoint_calls"] == 2
+    assert a["evidence"]["checkpoint_share"] >= 0.1
+
+
+def test_small_checkpoints_do_not_fire(tmp_path):
+    v = run_job(tmp_path, ckpt_mb=0, step_ms=5)
+    assert "async-checkpoint" not in rules(v)
+    assert v["evidence"]["checkpoint_calls"] == 0
+    assert v["bottleneck"] != "checkpoint"

@@ -9,6 +9,7 @@
 #include "analysis/pass.h"
 #include "analysis/report_sections.h"
 #include "analysis/serial.h"
+#include "analysis/structure_pass.h"
 #include "analysis/verdict.h"
 
 namespace strata::analysis {
@@ -115,6 +116,7 @@ std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o) {
   // Job summary and per-process overlap of I/O and compute.
   v.push_back(std::make_unique<SectionPass>("overlap", text_summary, std::vector<Section>{json_summary}));
   v.push_back(std::make_unique<SectionPass>("functions", text_functions, std::vector<Section>{json_functions}));
+  v.push_back(make_structure_pass(o));  // the event flow graph's main loop per process (src/efg)
   // File roles (data set, checkpoint, ...), data set directories, I/O strategy.
   v.push_back(std::make_unique<SectionPass>("files", text_files, std::vector<Section>{json_files}));
   v.push_back(std::make_unique<SectionPass>("tags", text_tags, std::vector<Section>{json_tags}));

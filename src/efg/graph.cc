@@ -126,6 +126,7 @@ void Builder::begin(const std::string&, const analysis::Tables* tables, bool) {
   tables_ = tables;
   node_cache_.clear();
   threads_.clear();
+  last_thread_ = {};
 }
 
 void Builder::process(const analysis::ProcessMeta& meta) {
@@ -161,15 +162,22 @@ uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
 }
 
 void Builder::event(const analysis::IoEvent& e) {
-  Graph& g = processes_[e.pid];
-  const uint32_t node = node_of(g, e);
-  auto [it, fresh] = threads_.try_emplace({e.pid, e.tid});
-  ThreadCursor& t = it->second;
-  if (fresh) {
-    t.first_start = e.ts;
-    ++g.threads;
+  if (!last_thread_.cursor || last_thread_.pid != e.pid || last_thread_.tid != e.tid) {
+    Graph& g = processes_[e.pid];
+    auto [it, fresh] = threads_.try_emplace({e.pid, e.tid});
+    if (fresh) {
+      it->second.first_start = e.ts;
+      ++g.threads;
+    }
+    last_thread_ = {e.pid, e.tid, &g, &it->second};
   }
-  Edge& edge = g.edges[{t.last, node}];
+  Graph& g = *last_thread_.graph;
+  ThreadCursor& t = *last_thread_.cursor;
+  const uint32_t node = node_of(g, e);
+  if (t.next_edge.size() <= t.last) t.next_edge.resize(g.nodes.size(), {kStartNode, nullptr});
+  auto& cached = t.next_edge[t.last];
+  if (!cached.second || cached.first != node) cached = {node, &g.edges[{t.last, node}]};
+  Edge& edge = *cached.second;
   ++edge.count;
   // Gaps from the start node are the thread's first event time: meaningless.
   if (t.last != kStartNode) edge.gap.add(std::max<int64_t>(0, e.ts - t.last_end));
@@ -181,6 +189,7 @@ void Builder::event(const analysis::IoEvent& e) {
 }
 
 void Builder::close_threads() {
+  last_thread_ = {};
   for (const auto& [ids, t] : threads_) processes_[ids.first].span_ns += std::max<int64_t>(0, t.last_end - t.first_start);
   threads_.clear();
 }

@@ -115,6 +115,9 @@ class Builder : public analysis::UnitConsumer {
     uint32_t last = kStartNode;
     int64_t last_end = 0;
     int64_t first_start = 0;
+    // Per source node, the edge this thread last took from it: in a loop
+    // each node mostly has one successor, so most events skip the edge map.
+    std::vector<std::pair<uint32_t, Edge*>> next_edge;
   };
   struct NodeKey {
     int64_t pid;
@@ -134,6 +137,13 @@ class Builder : public analysis::UnitConsumer {
   std::map<int64_t, analysis::ProcessMeta> metas_;
   std::map<std::pair<int64_t, int64_t>, ThreadCursor> threads_;  // (pid, tid), per unit
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_cache_;  // per unit: its ids -> node
+  // The last event's thread (per unit; map values do not move): consecutive
+  // events mostly come from one thread, so most events skip both map lookups.
+  struct LastThread {
+    int64_t pid = 0, tid = 0;
+    Graph* graph = nullptr;
+    ThreadCursor* cursor = nullptr;
+  } last_thread_;
 };
 
 // Directory part of a path ("/data/train/a.bin" -> "/data/train"; "a" -> ".").

@@ -104,15 +104,17 @@ Report make_report(const Builder& b) {
   return r;
 }
 
-std::string structure_line(const Graph& g, const LoopForest& f) {
-  const std::vector<std::string> names = short_names(g);
-  std::string out;
+namespace {
+
+// Appends the nested-loop text of top-level loop `root` to `out`.
+void append_loop(std::string& out, const std::vector<std::string>& names, const LoopForest& f, int root) {
   // Iterative walk: each frame is a loop and its next item.
   struct Frame {
     std::vector<int64_t> items;
     size_t next = 0;
   };
-  auto emit_loop_open = [&](std::vector<Frame>& stack, int l) {
+  std::vector<Frame> stack;
+  auto emit_loop_open = [&](int l) {
     const Loop& L = f.loops[l];
     if (!out.empty()) out += ' ';
     if (L.children.empty() && L.own.size() == 1) {  // a node repeating itself: "read x3"
@@ -122,25 +124,36 @@ std::string structure_line(const Graph& g, const LoopForest& f) {
     out += "loop " + trips_text(L) + " {";
     stack.push_back({loop_items(f, l), 0});
   };
-  for (int root : f.roots) {
-    std::vector<Frame> stack;
-    emit_loop_open(stack, root);
-    while (!stack.empty()) {
-      Frame& fr = stack.back();
-      if (fr.next == fr.items.size()) {
-        out += " }";
-        stack.pop_back();
-        continue;
-      }
-      const int64_t item = fr.items[fr.next++];
-      if (item >= 0) {
-        out += ' ';
-        out += names[item];
-      } else {
-        emit_loop_open(stack, static_cast<int>(~item));
-      }
+  emit_loop_open(root);
+  while (!stack.empty()) {
+    Frame& fr = stack.back();
+    if (fr.next == fr.items.size()) {
+      out += " }";
+      stack.pop_back();
+      continue;
+    }
+    const int64_t item = fr.items[fr.next++];
+    if (item >= 0) {
+      out += ' ';
+      out += names[item];
+    } else {
+      emit_loop_open(static_cast<int>(~item));
     }
   }
+}
+
+}  // namespace
+
+std::string structure_line(const Graph& g, const LoopForest& f) {
+  const std::vector<std::string> names = short_names(g);
+  std::string out;
+  for (int root : f.roots) append_loop(out, names, f, root);
+  return out;
+}
+
+std::string loop_line(const Graph& g, const LoopForest& f, int loop) {
+  std::string out;
+  append_loop(out, short_names(g), f, loop);
   return out;
 }
 

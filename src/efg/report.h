@@ -30,6 +30,9 @@ Report make_report(const Builder& b);
 
 // One line of nested loops: "loop x5 { loop x40 { open read x3 close } open@ckpt write }".
 std::string structure_line(const Graph& g, const LoopForest& f);
+// The same for one loop and the loops nested in it (the main loop of a
+// process in `strata analyze`'s structure section).
+std::string loop_line(const Graph& g, const LoopForest& f, int loop);
 
 std::string render_text(const Report& r);
 std::string render_json(const Report& r);

@@ -128,6 +128,47 @@ TEST(EfgE2E, TracedProgramGivesExactNestedLoops) {
                                    "@ckpt write close@ckpt }");
 }
 
+// strata analyze runs the same graph as a pass: its structure section shows
+// the main loop of each distinct process graph, equal to strata efg's.
+TEST(EfgE2E, AnalyzeShowsTheMainLoop) {
+  Dir d;
+  trace_epochs(d, 5, 40);
+  auto j = efg_json(d.path() + "/trace");
+  simdjson::dom::element p = busiest(j->root);
+  const std::string open = S(node(p, I(p["loops"].get_array().at(0), "header")), "function");
+  const std::string expected =
+      "loop x5 { loop x40 { " + open + "@train read x3 close@train } " + open + "@ckpt write close@ckpt }";
+  RunResult text = run({kStrata, "analyze", d.path() + "/trace"}, 120);
+  ASSERT_EQ(text.code, 0) << describe(text);
+  const size_t section = text.out.find("\n== Structure (event flow graph; strata efg for the whole graph) ==\n");
+  ASSERT_NE(section, std::string::npos) << text.out;
+  const std::string line = "  pid " + std::to_string(I(p, "pid"));
+  const size_t at = text.out.find(line, section);
+  ASSERT_NE(at, std::string::npos) << text.out;
+  const std::string shown = text.out.substr(at, text.out.find('\n', at) - at);
+  EXPECT_EQ(shown.substr(shown.size() - expected.size() - 3), "): " + expected) << shown;
+
+  RunResult js = run({kStrata, "analyze", "--json", d.path() + "/trace"}, 120);
+  ASSERT_EQ(js.code, 0) << describe(js);
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(js.out);
+  simdjson::dom::array groups = root["structure"].get_array();
+  ASSERT_EQ(groups.size(), j->root["processes"].get_array().size());
+  bool found = false;
+  for (simdjson::dom::element g : groups) {
+    if (I(g, "events") != 5 * 203 + 1) continue;
+    found = true;
+    EXPECT_EQ(I(g, "nodes"), 7);
+    EXPECT_EQ(S(g, "structure"), S(p, "structure"));
+    simdjson::dom::element m = g["main_loop"];
+    EXPECT_EQ(S(m, "structure"), expected);
+    EXPECT_EQ(I(m, "entries"), 1);
+    EXPECT_EQ(I(m, "iterations"), 5);
+    EXPECT_EQ(S(m, "header").substr(0, 6 + open.size()), "POSIX " + open);
+  }
+  EXPECT_TRUE(found) << js.out.substr(0, 4000);
+}
+
 TEST(EfgE2E, FileClassAnyMergesDataAndCheckpointFiles) {
   Dir d;
   trace_epochs(d, 2, 3);

@@ -36,11 +36,18 @@ class Feeder {
   }
   void feed(efg::Builder& b, const std::vector<std::string>& events, int64_t pid = 1, int64_t tid = 1,
             int64_t size = -1) {
+    std::vector<std::pair<int64_t, std::string>> by_thread;
+    for (const std::string& ev : events) by_thread.emplace_back(tid, ev);
+    feed_threads(b, by_thread, pid, size);
+  }
+  // Events of several threads of one process, in the order given: (tid, "func:path").
+  void feed_threads(efg::Builder& b, const std::vector<std::pair<int64_t, std::string>>& events, int64_t pid = 1,
+                    int64_t size = -1) {
     b.begin("unit", &tables_, true);
     analysis::ProcessMeta m;
     m.pid = pid;
     b.process(m);
-    for (const std::string& ev : events) {
+    for (const auto& [tid, ev] : events) {
       analysis::IoEvent e;
       const size_t colon = ev.find(':');
       e.func = func(ev.substr(0, colon));
@@ -171,6 +178,55 @@ TEST(EfgLoops, EpochsStepsAndReadsNestExactly) {
   EXPECT_FALSE(outer.irreducible);
   EXPECT_EQ(lf.main_loop, lf.roots[0]);
   EXPECT_EQ(efg::structure_line(g, lf), "loop x5 { loop x40 { open@train read x3 close@train } open@ckpt write close@ckpt }");
+}
+
+TEST(EfgLoops, LoopLineShowsOneLoopAndItsNest) {
+  std::vector<std::string> events = {"stat:/d/cfg", "stat:/d/cfg", "open:/d/cfg"};  // a loop before the main one
+  append(events, epochs_program());
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, events);
+  const efg::Graph& g = only_graph(b);
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.roots.size(), 2u);
+  ASSERT_GE(lf.main_loop, 0);
+  EXPECT_EQ(efg::loop_line(g, lf, lf.main_loop),
+            "loop x5 { loop x40 { open@train read x3 close@train } open@ckpt write close@ckpt }");
+  EXPECT_EQ(efg::loop_line(g, lf, lf.roots[0]), "stat x2");
+  EXPECT_EQ(efg::structure_line(g, lf),
+            "stat x2 loop x5 { loop x40 { open@train read x3 close@train } open@ckpt write close@ckpt }");
+}
+
+// Threads interleaved event by event in one unit: each keeps its own
+// transitions (the builder's last-thread and per-node edge caches switch).
+TEST(EfgGraph, InterleavedThreadsKeepTheirOwnTransitions) {
+  std::vector<std::pair<int64_t, std::string>> events;
+  for (int i = 0; i < 3; ++i)
+    for (const char* ev : {"open:/d/a", "read:/d/a", "close:/d/a"}) {
+      events.emplace_back(1, ev);
+      events.emplace_back(2, "stat:/e/b");
+    }
+  events.emplace_back(1, "read:/d/a");  // thread 1: close -> read, a new edge from a cached node
+  efg::Builder b;
+  Feeder f;
+  f.feed_threads(b, events, 5);
+  const efg::Graph& g = only_graph(b);
+  EXPECT_EQ(g.threads, 2u);
+  EXPECT_EQ(g.events, 19u);
+  EXPECT_EQ(g.edges.size(), 7u);
+  EXPECT_EQ(edge_count(g, "start", "POSIX open /d"), 1u);
+  EXPECT_EQ(edge_count(g, "POSIX open /d", "POSIX read /d"), 3u);
+  EXPECT_EQ(edge_count(g, "POSIX read /d", "POSIX close /d"), 3u);
+  EXPECT_EQ(edge_count(g, "POSIX close /d", "POSIX open /d"), 2u);
+  EXPECT_EQ(edge_count(g, "POSIX close /d", "POSIX read /d"), 1u);
+  EXPECT_EQ(edge_count(g, "start", "POSIX stat /e"), 1u);
+  EXPECT_EQ(edge_count(g, "POSIX stat /e", "POSIX stat /e"), 8u);
+  // Gaps are per thread: each thread's events start 200 ns apart and last 10 ns.
+  for (const auto& [key, e] : g.edges) {
+    if (key.first == efg::kStartNode) continue;
+    EXPECT_EQ(e.gap.min, 190) << key.first << "->" << key.second;
+    EXPECT_EQ(e.gap.max, 190) << key.first << "->" << key.second;
+  }
 }
 
 TEST(EfgLoops, StraightLineHasNoLoops) {

@@ -1,0 +1,112 @@
+#include "analysis/structure_pass.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "efg/graph.h"
+#include "efg/report.h"
+#include "format/json_escape.h"
+
+namespace strata::analysis {
+
+namespace {
+
+// One unit's (or a merged run of units') efg::Builder as a pass state.
+class GraphState : public PassState {
+ public:
+  void begin(const std::string& unit, const Tables* t, bool sizes_known) override {
+    builder_.begin(unit, t, sizes_known);
+  }
+  void process(const ProcessMeta& m) override { builder_.process(m); }
+  void event(const IoEvent& e) override { builder_.event(e); }
+  void end() override { builder_.end(); }
+  void merge(PassState& later) override { builder_.merge(static_cast<GraphState&>(later).builder_); }
+  std::string save() const override { return builder_.to_bytes(); }
+  void load(std::string_view bytes) override { builder_ = efg::Builder::from_bytes(std::string(bytes)); }
+  const efg::Builder& builder() const { return builder_; }
+
+ private:
+  efg::Builder builder_;
+};
+
+// Text lines shown per process group before "... more"; the JSON has all.
+constexpr size_t kTextGroups = 4;
+// A structure line longer than this is cut in the text (not in the JSON).
+constexpr size_t kTextLineChars = 160;
+
+std::string percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * share);
+  return buf;
+}
+
+std::string group_label(const efg::ProcessGroup& pg) {
+  std::string s = "pid " + std::to_string(pg.pids.front());
+  if (pg.pids.size() > 1) s += " (+" + std::to_string(pg.pids.size() - 1) + " same)";
+  return s;
+}
+
+std::string main_line(const efg::ProcessGroup& pg) {
+  return pg.loops.main_loop < 0 ? std::string() : efg::loop_line(pg.graph, pg.loops, pg.loops.main_loop);
+}
+
+class StructurePass : public Pass {
+ public:
+  const char* name() const override { return "structure"; }
+  std::unique_ptr<PassState> new_state() const override { return std::make_unique<GraphState>(); }
+  void finish(Analysis&, PassState* s) override { report_ = efg::make_report(static_cast<GraphState*>(s)->builder()); }
+
+  void text(const Analysis&, std::ostream& out) const override {
+    if (report_.groups.empty()) return;
+    out << "\n== Structure (event flow graph; strata efg for the whole graph) ==\n";
+    for (size_t i = 0; i < report_.groups.size() && i < kTextGroups; ++i) {
+      const efg::ProcessGroup& pg = report_.groups[i];
+      std::string line = main_line(pg);
+      if (line.empty()) {
+        out << "  " << group_label(pg) << ": no loops\n";
+        continue;
+      }
+      if (line.size() > kTextLineChars) line = line.substr(0, kTextLineChars - 4) + " ...";
+      const efg::Loop& m = pg.loops.loops[pg.loops.main_loop];
+      out << "  " << group_label(pg) << ", main loop (" << percent(m.time_share) << " of the time): " << line << "\n";
+    }
+    if (report_.groups.size() > kTextGroups)
+      out << "  ... and " << report_.groups.size() - kTextGroups << " more distinct process graphs\n";
+  }
+
+  void json(const Analysis&, JsonSection& out) const override {
+    std::string o = "[";
+    for (size_t i = 0; i < report_.groups.size(); ++i) {
+      const efg::ProcessGroup& pg = report_.groups[i];
+      if (i) o += ",";
+      o += "{\"pids\":[";
+      for (size_t p = 0; p < pg.pids.size(); ++p) o += (p ? "," : "") + std::to_string(pg.pids[p]);
+      o += "],\"exe\":" + json::quoted(pg.exe) + ",\"events\":" + std::to_string(pg.graph.events) +
+           ",\"nodes\":" + std::to_string(pg.graph.nodes.size() - 1) + ",\"edges\":" +
+           std::to_string(pg.graph.edges.size()) + ",\"main_loop\":";
+      if (pg.loops.main_loop < 0) {
+        o += "null";
+      } else {
+        const efg::Loop& m = pg.loops.loops[pg.loops.main_loop];
+        char share[32];
+        std::snprintf(share, sizeof share, "%.6f", m.time_share);
+        o += "{\"structure\":" + json::quoted(main_line(pg)) +
+             ",\"header\":" + json::quoted(efg::signature_label(pg.graph.nodes[m.header].sig)) +
+             ",\"entries\":" + std::to_string(m.entries) + ",\"iterations\":" + std::to_string(m.iterations) +
+             ",\"time_share\":" + share + "}";
+      }
+      o += ",\"structure\":" + json::quoted(pg.loops.loops.empty() ? std::string() : efg::structure_line(pg.graph, pg.loops)) + "}";
+    }
+    o += "]";
+    out.key("structure") << o;
+  }
+
+ private:
+  efg::Report report_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_structure_pass(const AnalyzeOptions&) { return std::make_unique<StructurePass>(); }
+
+}  // namespace strata::analysis

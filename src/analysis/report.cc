@@ -308,7 +308,7 @@ void text_summary([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyz
   if (job.sizes_known)
     out << "; read " << fmt_bytes(t.br) << ", written " << fmt_bytes(t.bw) << "\n";
   else
-    out << "; bytes unknown (the trace records no sizes)\n";
+    out << "; bytes read/written: unknown (no sizes in the trace)\n";
   print_tree(job, o.all ? SIZE_MAX : kTreeRows, out);
   out << "I/O (union) " << fmt_s(t.io) << "; calls: POSIX " << fmt_s(t.posix) << ", STDIO " << fmt_s(t.stdio)
       << "; metadata " << fmt_s(t.meta) << ", data " << fmt_s(t.data) << "\n";
@@ -353,7 +353,7 @@ void print_file(const FileAgg& f, const Job& job, const AnalyzeOptions& o, std::
   out << v.access << ", "
       << (v.shared ? "shared by " + std::to_string(v.nprocs) + " processes" : "one process") << ")\n";
   out << "     reads " << f.reads << " writes " << f.writes << " opens " << f.opens << " stats " << f.stats;
-  if (job.sizes_known) out << "; read " << fmt_bytes(f.bytes_read) << ", written " << fmt_bytes(f.bytes_written);
+  if (job.sizes_known) out << "; read " << fmt_bytes(f.bytes_read) << ", wrote " << fmt_bytes(f.bytes_written);
   out << "; r/w/meta " << fmt_s(f.read_ns) << "/" << fmt_s(f.write_ns) << "/" << fmt_s(f.meta_ns) << "\n";
   if (!o.all) return;
   out << "     role evidence [";
@@ -367,12 +367,13 @@ void print_dataset_dir(const DatasetDir& d, const Job& job, std::ostream& out) {
   out << "  " << role_name(d.role) << " " << d.dir << ": " << plural(d.files, "file", "files");
   if (job.sizes_known) out << ", " << fmt_bytes(d.extent);
   if (d.epochs) out << ", " << plural(d.epochs, "epoch", "epochs");
-  out << ", " << plural(d.readers, "reader", "readers") << " (";
+  out << ", " << plural(d.readers, "reader", "readers") << "\n";
+  out << "     reads " << d.reads << ", ";
   if (d.min_readers == d.max_readers)
-    out << d.max_readers << "/file)\n";
+    out << d.max_readers;
   else
-    out << d.min_readers << "-" << d.max_readers << "/file)\n";
-  out << "     reads " << d.reads << " opens " << d.opens << " stats " << d.stats;
+    out << d.min_readers << "-" << d.max_readers;
+  out << " readers/file";
   if (job.sizes_known) out << "; read " << fmt_bytes(d.bytes_read);
   if (d.reread >= 0) out << " (x" << fmt_x(d.reread) << ")";
   out << ", " << d.whole_files << "/" << d.files << " whole; read/meta " << fmt_s(d.read_ns) << "/"
@@ -512,9 +513,8 @@ void text_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOp
   };
   // The deep-learning summary's epoch table has these rows already.
   const bool epochs_shown = dl_summary(job).present;
-  if (o.by == "epoch" && epochs_shown && !o.all)
-    out << "by epoch: in the deep-learning summary above (--all adds reads, writes, metadata per epoch)\n";
-  else if (!o.by.empty())
+  // --by epoch: the summary's table is that breakdown (--all adds this one).
+  if (!o.by.empty() && !(o.by == "epoch" && epochs_shown && !o.all))
     print_tags(("by " + o.by).c_str(), job.by_tag);
   if (!job.by_epoch.empty() && o.by != "epoch" && (o.all || !epochs_shown)) print_tags("by epoch", job.by_epoch);
   // The first epoch against the others: in the deep-learning summary above.
@@ -564,8 +564,7 @@ void text_staging([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyz
       ++shown;
       out << "  stage " << g.name << ": ";
       if (g.is_dir) out << plural(g.files, "file", "files") << ", ";
-      out << fmt_bytes(g.size) << ", read " << fmt_x(g.reread) << "x, saves ~" << fmt_s(g.saved_ns) << " of "
-          << fmt_s(g.read_ns) << "\n";
+      out << fmt_bytes(g.size) << ", read " << fmt_x(g.reread) << "x, saves ~" << fmt_s(g.saved_ns) << "\n";
     }
     more(a.groups, shown);
     if (a.picks.empty()) out << "  nothing worth staging\n";

@@ -257,21 +257,21 @@ TEST(Staging, GroupedByDirectoryInJsonAndText) {
   write_text(job, o, text);
   const std::string t = text.str();
   EXPECT_NE(t.find("== Staging advice (capacity 1.00 MiB, fast tier x4) ==\n"
-                   "  stage /job/train/: 5 files, 4.88 KiB, read 4.00x, saves ~10.0 ms of 20.0 ms\n"
-                   "  stage /job/cfg.npz: 1000 B, read 4.00x, saves ~1.50 ms of 3.00 ms\n"
-                   "  stage /job/val/: 4 files, 3.91 KiB, read 2.00x, saves ~1.00 ms of 4.00 ms\n"
+                   "  stage /job/train/: 5 files, 4.88 KiB, read 4.00x, saves ~10.0 ms\n"
+                   "  stage /job/cfg.npz: 1000 B, read 4.00x, saves ~1.50 ms\n"
+                   "  stage /job/val/: 4 files, 3.91 KiB, read 2.00x, saves ~1.00 ms\n"
                    "  total 10 files, 9.77 KiB, expected I/O time saved 12.5 ms\n"
                    "  do not stage /job/once/: 5 files, 4.88 KiB, read once: staging costs a full read\n"),
             std::string::npos)
       << t;
   // Files table: data set files rolled up by directory (role, then I/O time).
-  EXPECT_NE(t.find("  dataset(train) /job/train/: 5 files, 4.88 KiB, 0 readers (0/file)\n"
-                   "     reads 50 opens 0 stats 0; read 19.5 KiB (x4.00), 0/5 whole; read/meta 20.0 ms/0 s\n"),
+  EXPECT_NE(t.find("  dataset(train) /job/train/: 5 files, 4.88 KiB, 0 readers\n"
+                   "     reads 50, 0 readers/file; read 19.5 KiB (x4.00), 0/5 whole; read/meta 20.0 ms/0 s\n"),
             std::string::npos)
       << t;
   EXPECT_NE(t.find("  other files (14 file(s) of the directories above not listed one by one; --json for each):\n"
                    "  /job/cfg.npz  (dataset(train), 1000 B, read-only, one process)\n"
-                   "     reads 10 writes 0 opens 0 stats 0; read 3.91 KiB, written 0 B; r/w/meta 3.00 ms/0 s/0 s\n"),
+                   "     reads 10 writes 0 opens 0 stats 0; read 3.91 KiB, wrote 0 B; r/w/meta 3.00 ms/0 s/0 s\n"),
             std::string::npos)
       << t;
 

@@ -785,12 +785,12 @@ TEST(AnalyzeE2E, DeepLearningSummaryAndDirectoryRollups) {
   EXPECT_NE(o.find("first epoch 0 vs mean of 1, 2: I/O "), std::string::npos);
   EXPECT_NE(o.find("checkpoint calls (app events, category checkpoint): torch.save 3x "), std::string::npos);
   EXPECT_NE(o.find("  dataset(train) " + dir +
-                   "/data/train/: 6 files, 12.0 KiB, 3 epochs, 6 readers (3/file)\n"
-                   "     reads 18 opens 18 stats 0; read 36.0 KiB (x3.00), 6/6 whole; read/meta "),
+                   "/data/train/: 6 files, 12.0 KiB, 3 epochs, 6 readers\n"
+                   "     reads 18, 3 readers/file; read 36.0 KiB (x3.00), 6/6 whole; read/meta "),
             std::string::npos)
       << o;
   EXPECT_NE(o.find("  dataset(validation) " + dir +
-                   "/data/val/: 4 files, 4.00 KiB, 3 epochs, 1 reader (1/file)\n"),
+                   "/data/val/: 4 files, 4.00 KiB, 3 epochs, 1 reader\n     reads 12, 1 readers/file; "),
             std::string::npos);
   EXPECT_NE(o.find("  other files (14 file(s) of the directories above not listed one by one; --json for each):\n"),
             std::string::npos);

@@ -539,7 +539,7 @@ static void bind_analysis(py::module_& m) {
     }
   });
 #define STRATA_OPTS                                                                                        \
-  py::arg("by") = "", py::arg("stage_capacity") = -1, py::arg("stage_speedup") = 4.0, py::arg("top") = 20
+  py::arg("by") = "", py::arg("stage_capacity") = -1, py::arg("stage_speedup") = 4.0, py::arg("top") = sa::AnalyzeOptions{}.top
   m.def("analysis_units", &sa::list_units, py::arg("input"),
         "the units (process files) of an input, in the order the passes merge them");
   m.def(

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "analysis/open_source.h"
@@ -368,7 +369,7 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
   for (auto& [path, f] : job.files) {
     if (f.reads == 0 || f.read_ns <= 0 || f.extent <= 0 || f.bytes_read <= 0) continue;
     FileVerdict v = classify_file(f, job);
-    if (v.role == Role::kLibrary || v.role == Role::kLog) continue;
+    if (v.role == Role::kLibrary || v.role == Role::kLog || is_environment_file(path, v.role)) continue;
     const double reread = static_cast<double>(f.bytes_read) / static_cast<double>(f.extent);
     // Staging reads the file once at the observed speed; later reads run
     // `speedup` times faster.
@@ -522,10 +523,103 @@ DlSummary dl_summary(const Job& job) {
   return s;
 }
 
+bool is_environment_file(const std::string& path, Role role) {
+  if (role == Role::kLibrary) return true;
+  static const char* const prefixes[] = {"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/",
+                                         "/proc/", "/sys/", "/dev/", "/opt/conda/"};
+  for (const char* p : prefixes)
+    if (path.rfind(p, 0) == 0) return true;
+  // Python packages and caches; MPI session directories and shared-memory
+  // segments (Open MPI vader/sm, MPICH, UCX) outside /dev/shm.
+  static const char* const parts[] = {"/site-packages/", "/dist-packages/", "/__pycache__/", "/ompi.",
+                                      "/openmpi-sessions", "vader_segment", "/mpich", "/ucx"};
+  for (const char* p : parts)
+    if (path.find(p) != std::string::npos) return true;
+  return has_ext(path, {".pyc", ".so"}) || path.find(".so.") != std::string::npos;
+}
+
+namespace {
+
+// A Chrome trace-event file (what `strata convert --to chrome` writes) given
+// to analyze: JSON, not DFTracer's .pfw. Returns what to tell the user, or "".
+std::string chrome_json_note(const std::string& input) {
+  std::error_code ec;
+  if (!fs::is_regular_file(input, ec) || has_ext(lower(input), {".pfw", ".pfw.gz"})) return "";
+  std::ifstream f(input, std::ios::binary);
+  char head[4096];
+  f.read(head, sizeof head);
+  std::string_view h(head, static_cast<size_t>(f.gcount()));
+  size_t k = h.find_first_not_of(" \t\r\n");
+  if (k == std::string_view::npos || (h[k] != '{' && h[k] != '[')) return "";
+  // The object form names its array; the bare array form is told by its name and events.
+  const bool chrome = h.find("\"traceEvents\"") != std::string_view::npos ||
+                      (h[k] == '[' && has_ext(lower(input), {".json"}) && h.find("\"ph\"") != std::string_view::npos);
+  if (!chrome) return "";
+  return input +
+         ": a Chrome trace-event JSON file (as `strata convert --to chrome` writes, for Perfetto or "
+         "chrome://tracing), not a trace strata analyzes; give strata analyze the strata trace directory or "
+         ".strata file, or a DFTracer .pfw / .pfw.gz file or directory";
+}
+
+// The tag keys the input's events carry (for a --by KEY that none carries).
+class TagKeys : public UnitConsumer {
+ public:
+  void begin(const std::string&, const Tables* t, bool) override { tables_ = t; }
+  void process(const ProcessMeta&) override {}
+  void event(const IoEvent& e) override {
+    if (!tables_ || e.ctx == 0 || e.ctx >= tables_->ctxs.size() || !seen_.insert(e.ctx).second) return;
+    for (auto& tag : tables_->ctxs[e.ctx]) keys.insert(tag.key);
+  }
+  void end() override {
+    tables_ = nullptr;
+    seen_.clear();
+  }
+  std::set<std::string> keys;
+
+ private:
+  const Tables* tables_ = nullptr;
+  std::set<uint32_t> seen_;
+};
+
+std::set<std::string> tag_keys(const std::string& input) {
+  std::unique_ptr<Source> src = open_source(input);
+  TagKeys keys;
+  for (size_t i = 0; i < src->units().size(); ++i) src->read_unit(i, keys);
+  return keys.keys;
+}
+
+bool by_key_absent(const Job& job) {
+  for (auto& [value, agg] : job.by_tag)
+    if (value != "(none)") return false;
+  return true;
+}
+
+std::string options_error(const AnalyzeOptions& opts) {
+  if (opts.top < 0) return "--top " + std::to_string(opts.top) + ": the number of rows must be 0 or more";
+  const std::vector<std::string> names = pass_names(opts);
+  for (auto& s : opts.sections)
+    if (std::find(names.begin(), names.end(), s) == names.end()) {
+      std::string list;
+      for (auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      return "--section " + s + ": no such section; the sections (passes) are: " + list;
+    }
+  return "";
+}
+
+}  // namespace
+
 int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err) {
   if (opts.input.empty()) {
     err << "strata analyze: no trace given\n";
     return 2;
+  }
+  if (std::string e = options_error(opts); !e.empty()) {
+    err << "strata analyze: " << e << "\n";
+    return 2;
+  }
+  if (std::string note = chrome_json_note(opts.input); !note.empty()) {
+    err << "strata analyze: " << note << "\n";
+    return 1;
   }
   std::optional<Analysis> analysis;
   try {
@@ -538,6 +632,19 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
     return 1;
   }
   const Job& job = analysis->job();
+  if (!opts.by.empty() && by_key_absent(job)) {
+    std::set<std::string> keys = tag_keys(opts.input);
+    err << "strata analyze: --by " << opts.by << ": no event of " << opts.input << " carries the tag \"" << opts.by
+        << "\"; ";
+    if (keys.empty()) {
+      err << "its events carry no tags\n";
+    } else {
+      err << "the tag keys it has:";
+      for (auto& k : keys) err << " " << k;
+      err << "\n";
+    }
+    return 2;
+  }
   if (!opts.html.empty()) {
     std::ofstream f(opts.html);
     if (!f) {
@@ -550,9 +657,14 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
       err << "strata analyze: error writing " << opts.html << " (disk full?): the report is incomplete\n";
       return 1;
     }
+    std::error_code ec;
+    const auto size = fs::file_size(opts.html, ec);
+    err << "strata analyze: wrote the HTML report to " << fs::absolute(opts.html, ec).string();
+    if (!ec) err << " (" << (size + 1023) / 1024 << " KiB)";
+    err << "\n";
   }
   if (opts.darshan)
-    write_darshan(job, out);
+    write_darshan(job, out, opts.path);
   else if (opts.json)
     analysis->write_json(out);
   else if (opts.html.empty())

@@ -26,8 +26,14 @@ struct AnalyzeOptions {
   int64_t stage_capacity = -1;     // --stage-capacity BYTES (parse with parse_size)
   double stage_speedup = 4.0;      // --stage-speedup: fast tier vs observed speed
   int threads = 0;                 // --threads: 0 = hardware concurrency (max 2 used by default)
-  int top = 20;                    // --top N: rows in file/function tables
+  int top = 5;                     // --top N: rows in the text file/function/staging tables
+  bool all = false;                // --all: lift the text report's limits, list environment files
+  std::vector<std::string> sections;  // --section NAME (pass name, repeatable): only these texts
+  std::string path;                // --path PREFIX: only files whose path starts with it
 };
+
+// Columns of the text report (docs/analysis.md): longer lines are wrapped.
+constexpr size_t kTextColumns = 100;
 
 // Runs the analysis and writes the requested outputs. Returns 0 on success,
 // 1 on an input error (message naming the file on `err`), 2 on bad options.
@@ -176,7 +182,12 @@ int64_t parse_size(const std::string& s);
 
 void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out);
 void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out);
-void write_darshan(const Job& job, std::ostream& out);
+// Records of files whose path starts with `path_prefix` only ("" = all).
+void write_darshan(const Job& job, std::ostream& out, const std::string& path_prefix = "");
+
+// Libraries, .pyc, /usr, site-packages, /proc, /dev, MPI shared-memory
+// segments: files the job's environment touches, not its data.
+bool is_environment_file(const std::string& path, Role role);
 // Returns false (message in err) if the charting library was not bundled.
 bool write_html(const Job& job, const AnalyzeOptions& o, std::ostream& out, std::ostream& err);
 

@@ -70,6 +70,8 @@ class Pass {
 
 // The passes of `strata analyze`, in order, configured by the options.
 std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o);
+// Their names (what --section takes).
+std::vector<std::string> pass_names(const AnalyzeOptions& o);
 
 // The merged states of every event pass of one set of units, as one value
 // that can travel (save/load) and merge.

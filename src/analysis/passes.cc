@@ -228,7 +228,21 @@ Analysis::Analysis(const AnalyzeOptions& o, std::vector<std::unique_ptr<Pass>> p
 }
 
 void Analysis::write_text(std::ostream& out) const {
-  for (auto& p : passes_) p->text(*this, out);
+  // --section NAME: the header (the io pass) and the named passes only.
+  auto selected = [&](const Pass& p) {
+    if (opts_.sections.empty() || std::string_view(p.name()) == "io") return true;
+    return std::find(opts_.sections.begin(), opts_.sections.end(), p.name()) != opts_.sections.end();
+  };
+  std::ostringstream text;
+  for (auto& p : passes_)
+    if (selected(*p)) p->text(*this, text);
+  out << fit_width(text.str(), kTextColumns);
+}
+
+std::vector<std::string> pass_names(const AnalyzeOptions& o) {
+  std::vector<std::string> names;
+  for (auto& p : make_passes(o)) names.push_back(p->name());
+  return names;
 }
 
 void Analysis::write_json(std::ostream& out) const {

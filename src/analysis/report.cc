@@ -16,6 +16,8 @@ namespace strata::analysis {
 
 namespace {
 
+// Bytes a person reads: B, or 3 significant digits in KiB, MiB, ... (exact
+// values stay in the JSON).
 std::string fmt_bytes(int64_t b) {
   if (b < 0) return "unknown";
   const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -26,13 +28,26 @@ std::string fmt_bytes(int64_t b) {
     ++i;
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, i ? "%.2f %s" : "%.0f %s", v, u[i]);
+  const char* f = i == 0 || v >= 99.95 ? "%.0f %s" : v >= 9.995 ? "%.1f %s" : "%.2f %s";
+  std::snprintf(buf, sizeof buf, f, v, u[i]);
   return buf;
 }
 
+// A duration a person reads: 3 significant digits in s, ms, µs or ns
+// (exact nanoseconds stay in the JSON).
 std::string fmt_s(int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f s", static_cast<double>(ns) * 1e-9);
+  if (ns == 0) return "0 s";
+  static const char* const units[] = {"ns", "\u00b5s", "ms", "s"};
+  double v = static_cast<double>(ns < 0 ? -ns : ns);
+  int u = 0;
+  while (u < 3 && v >= 999.5) {
+    v /= 1000;
+    ++u;
+  }
+  char buf[48];
+  const char* f = v >= 99.95 ? "%s%.0f %s" : v >= 9.995 ? "%s%.1f %s" : "%s%.2f %s";
+  if (u == 0) f = "%s%.0f %s";
+  std::snprintf(buf, sizeof buf, f, ns < 0 ? "-" : "", v, units[u]);
   return buf;
 }
 
@@ -58,8 +73,24 @@ std::string plural(uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-// Text lists (staging picks, warnings) show at most this many lines; --json has all.
-constexpr size_t kTextRows = 15;
+// Rows of a text list: --top N, every row with --all (--json has all).
+size_t text_rows(const AnalyzeOptions& o) {
+  return o.all ? SIZE_MAX : static_cast<size_t>(std::max(0, o.top));
+}
+
+// Processes listed one per line in the job tree without --all.
+constexpr size_t kTreeRows = 2;
+
+// Shortens `s` to `cols` columns, keeping its start (a command line).
+std::string clip_back(const std::string& s, size_t cols) {
+  if (s.size() <= cols) return s;
+  return s.substr(0, cols > 3 ? cols - 3 : 0) + "...";
+}
+
+bool path_selected(const AnalyzeOptions& o, const std::string& path) {
+  return o.path.empty() || path.compare(0, o.path.size(), o.path) == 0;
+}
+
 
 // Quoted and escaped by the one escaper of every JSON writer (lossless for
 // non-UTF-8 bytes: format/json_escape.h).
@@ -95,7 +126,7 @@ Totals totals(const Job& job) {
   return t;
 }
 
-void print_tree(const Job& job, std::ostream& out) {
+void print_tree(const Job& job, size_t max_rows, std::ostream& out) {
   std::map<int64_t, const ProcResult*> by_pid;
   for (auto& p : job.procs) by_pid.emplace(p.meta.pid, &p);
   std::map<int64_t, std::vector<int64_t>> kids;
@@ -108,62 +139,83 @@ void print_tree(const Job& job, std::ostream& out) {
       roots.push_back(p.meta.pid);
   }
   std::set<int64_t> seen;
+  size_t rows = 0;
   std::function<void(int64_t, int)> rec = [&](int64_t pid, int depth) {
     if (!seen.insert(pid).second) return;
-    const ProcResult& p = *by_pid[pid];
-    out << "  " << std::string(static_cast<size_t>(depth) * 2, ' ') << (depth ? "└─ " : "") << "pid " << pid;
-    if (p.meta.rank >= 0) out << " rank " << p.meta.rank;
-    if (!p.meta.host.empty()) out << " @" << p.meta.host;
-    out << "  " << p.threads << " thread(s), " << p.events << " events";
-    if (!p.meta.cmdline.empty()) out << "  $ " << p.meta.cmdline.substr(0, 100);
-    out << "\n";
+    if (rows++ < max_rows) {
+      const ProcResult& p = *by_pid[pid];
+      std::ostringstream line;
+      line << "  " << std::string(static_cast<size_t>(depth) * 2, ' ') << (depth ? "\u2514\u2500 " : "") << "pid "
+           << pid;
+      if (p.meta.rank >= 0) line << " rank " << p.meta.rank;
+      if (!p.meta.host.empty()) line << " @" << p.meta.host;
+      line << "  " << p.threads << " thread(s), " << p.events << " events";
+      std::string text = line.str();
+      // The command fills the rest of the line (the tree drawing is 2 bytes wider than it shows).
+      const size_t used = text.size() + 4 - (depth ? 4 : 0);
+      if (!p.meta.cmdline.empty() && used + 10 < kTextColumns)
+        text += "  $ " + clip_back(p.meta.cmdline, kTextColumns - used);
+      out << text << "\n";
+    }
     for (int64_t k : kids[pid]) rec(k, depth + 1);
   };
   for (int64_t r : roots) rec(r, 0);
+  if (rows > max_rows)
+    out << "  ... " << plural(rows - max_rows, "more process", "more processes") << " (--all lists them)\n";
 }
 
-void print_dl_summary(const Job& job, std::ostream& out) {
+void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   DlSummary s = dl_summary(job);
   if (!s.present) return;
   char line[512];
-  out << "\n== Deep-learning summary ==\n";
+  out << "== Deep-learning summary ==\n";
   out << (s.epochs.empty() ? std::string("no epoch tags") : plural(s.epochs.size(), "epoch", "epochs") + " (tag \"epoch\")");
   if (s.batches)
     out << "; the training loop asked the DataLoader for " << plural(s.batches, "batch", "batches") << " and waited "
-        << fmt_s(s.loader_wait_ns) << " for them (dataloader.next)";
+        << fmt_s(s.loader_wait_ns);
   else
     out << "; no dataloader.next events (loader wait unknown)";
   out << "\n";
   if (!s.epochs.empty()) {
-    std::snprintf(line, sizeof line, "  %-8s %14s %14s %8s %9s %14s %16s %12s\n", "epoch", "wall time", "loader wait",
+    std::snprintf(line, sizeof line, "  %-8s %10s %11s %7s %8s %10s %10s %11s\n", "epoch", "wall time", "loader wait",
                   "waited", "batches", "compute", "I/O (sum)", "read");
     out << line;
     for (auto& e : s.epochs) {
-      std::snprintf(line, sizeof line, "  %-8s %14s %14s %8s %9" PRIu64 " %14s %16s %12s\n", e.value.substr(0, 8).c_str(),
+      std::snprintf(line, sizeof line, "  %-8s %10s %11s %7s %8" PRIu64 " %10s %10s %11s\n", e.value.substr(0, 8).c_str(),
                     fmt_s(e.wall_ns).c_str(), fmt_s(e.loader_wait_ns).c_str(), fmt_pct(e.loader_wait_ns, e.wall_ns).c_str(),
                     e.batches, fmt_s(e.compute_ns).c_str(), fmt_s(e.io_ns).c_str(),
                     job.sizes_known ? fmt_bytes(e.bytes_read).c_str() : "?");
       out << line;
     }
-    out << "  (wall time: first start to last end of the events tagged with the epoch, all processes; "
-           "waited: loader wait / wall time)\n";
   }
   if (s.has_first_vs_rest) {
     auto ratio = [](int64_t a, double b) { return b > 0 ? " (x" + fmt_x(static_cast<double>(a) / b) + ")" : std::string(); };
-    std::snprintf(line, sizeof line, "%.6f s vs %.6f s", static_cast<double>(s.first_io_ns) * 1e-9, s.rest_io_ns * 1e-9);
+    std::snprintf(line, sizeof line, "%s vs %s", fmt_s(s.first_io_ns).c_str(),
+                  fmt_s(static_cast<int64_t>(s.rest_io_ns)).c_str());
     auto list = [](const std::vector<std::string>& v) {
       std::string r;
       for (auto& x : v) r += (r.empty() ? "" : ", ") + x;
       return r;
     };
-    out << "first epoch (" << s.epochs[0].value << ") vs the mean of " << (s.compared.size() == 1 ? "epoch " : "epochs ")
-        << list(s.compared) << ": I/O time " << line << ratio(s.first_io_ns, s.rest_io_ns);
-    std::snprintf(line, sizeof line, "%.6f s vs %.6f s", static_cast<double>(s.first_read_ns) * 1e-9, s.rest_read_ns * 1e-9);
-    out << ", read time " << line << ratio(s.first_read_ns, s.rest_read_ns) << "\n";
+    out << "first epoch " << s.epochs[0].value << " vs mean of " << list(s.compared) << ": I/O " << line
+        << ratio(s.first_io_ns, s.rest_io_ns);
+    std::snprintf(line, sizeof line, "%s vs %s", fmt_s(s.first_read_ns).c_str(),
+                  fmt_s(static_cast<int64_t>(s.rest_read_ns)).c_str());
+    out << ", read " << line << ratio(s.first_read_ns, s.rest_read_ns) << "\n";
     if (!s.left_out.empty())
       out << "  (left out: " << (s.left_out.size() == 1 ? "epoch " : "epochs ") << list(s.left_out)
           << ", not as many loader batches as the first)\n";
   }
+  if (!o.all) {
+    // One line; --all draws the table.
+    out << "files by role:";
+    for (size_t i = 0; i < s.roles.size(); ++i) {
+      const Role r = s.roles[i].role;
+      out << (i ? ", " : " ") << (r == Role::kTrainData ? "train" : r == Role::kValData ? "validation" : role_name(r))
+          << " " << s.roles[i].files;
+    }
+    out << "\n";
+  } else {
   std::snprintf(line, sizeof line, "  %-20s %7s %9s %12s %9s %12s %16s\n", "files by role", "files", "reads", "read",
                 "writes", "written", "I/O time (sum)");
   out << line;
@@ -172,6 +224,7 @@ void print_dl_summary(const Job& job, std::ostream& out) {
                   r.reads, fmt_bytes(r.bytes_read).c_str(), r.writes, fmt_bytes(r.bytes_written).c_str(),
                   fmt_s(r.read_ns + r.write_ns + r.meta_ns).c_str());
     out << line;
+  }
   }
   if (!s.checkpoint_calls.empty()) {
     out << "checkpoint calls (app events, category checkpoint):";
@@ -183,6 +236,52 @@ void print_dl_summary(const Job& job, std::ostream& out) {
 }
 
 }  // namespace
+
+namespace {
+
+size_t columns(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;  // UTF-8: count lead bytes only
+  return n;
+}
+
+// Byte offset of column `col` in `s`.
+size_t byte_at(std::string_view s, size_t col) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && n++ == col) return i;
+  return s.size();
+}
+
+}  // namespace
+
+std::string fit_width(const std::string& text, size_t cols) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string_view line(text.data() + start, (nl == std::string::npos ? text.size() : nl) - start);
+    const size_t indent = line.find_first_not_of(' ') == std::string_view::npos ? 0 : line.find_first_not_of(' ');
+    const std::string cont(std::min<size_t>(indent + 5, cols / 2), ' ');
+    bool first = true;
+    while (columns(line) > (first ? cols : cols - cont.size())) {
+      const size_t room = first ? cols : cols - cont.size();
+      const size_t limit = byte_at(line, room);
+      size_t cut = line.rfind(' ', limit);
+      const size_t floor = first ? indent : 0;
+      if (cut == std::string_view::npos || cut <= floor) cut = limit;  // no space: break the word
+      out.append(first ? "" : cont).append(line.substr(0, cut)).append("\n");
+      line.remove_prefix(cut);
+      while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      first = false;
+    }
+    out.append(first ? "" : cont).append(line);
+    if (nl == std::string::npos) break;
+    out += '\n';
+    start = nl + 1;
+  }
+  return out;
+}
 
 void text_header([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
 
@@ -198,88 +297,150 @@ void text_header([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyze
 }
 
 void text_dl([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
-  print_dl_summary(job, out);
+  print_dl_summary(job, o, out);
 }
 
 void text_summary([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   Totals t = totals(job);
-  out << "\n== Job summary ==\n";
+  out << "== Job summary (times summed over processes; unions exact per process) ==\n";
   out << "processes " << job.procs.size() << ", threads " << t.threads << ", hosts " << std::max<size_t>(1, t.hosts.size())
-      << ", ranks " << t.ranks.size() << ", wall time " << fmt_s(t.wall) << "\n";
-  print_tree(job, out);
-  out << "time (summed over processes; unions are exact interval arithmetic per process):\n";
-  out << "  I/O (union)            " << fmt_s(t.io) << "   POSIX " << fmt_s(t.posix) << "  STDIO " << fmt_s(t.stdio)
-      << " (sum of call durations)\n";
-  out << "  metadata / data        " << fmt_s(t.meta) << " / " << fmt_s(t.data) << "\n";
-  out << "  application regions    " << fmt_s(t.app) << "\n";
-  out << "  compute (union)        " << fmt_s(t.compute) << "\n";
-  out << "  unoverlapped I/O       " << fmt_s(t.unov_io) << "\n";
-  out << "  unoverlapped compute   " << fmt_s(t.unov_compute) << "\n";
-  if (job.sizes_known) {
+      << ", ranks " << t.ranks.size() << ", wall time " << fmt_s(t.wall);
+  if (job.sizes_known)
+    out << "; read " << fmt_bytes(t.br) << ", written " << fmt_bytes(t.bw) << "\n";
+  else
+    out << "; bytes read/written: unknown (no sizes in the trace)\n";
+  print_tree(job, o.all ? SIZE_MAX : kTreeRows, out);
+  out << "I/O (union) " << fmt_s(t.io) << "; calls: POSIX " << fmt_s(t.posix) << ", STDIO " << fmt_s(t.stdio)
+      << "; metadata " << fmt_s(t.meta) << ", data " << fmt_s(t.data) << "\n";
+  out << "compute (union) " << fmt_s(t.compute) << "; app regions " << fmt_s(t.app) << "; unoverlapped: I/O "
+      << fmt_s(t.unov_io) << ", compute " << fmt_s(t.unov_compute) << "\n";
+  if (o.all && job.sizes_known)
     out << "bytes read " << fmt_bytes(t.br) << " (" << t.br << " B), written " << fmt_bytes(t.bw) << " (" << t.bw
-        << " B)\n";
-    out << "bandwidth over I/O time: read+write " << fmt_bw(t.br + t.bw, t.io) << "\n";
-  } else {
-    out << "bytes read/written: unknown (the trace records no sizes)\n";
-  }
+        << " B); bandwidth over I/O time " << fmt_bw(t.br + t.bw, t.io) << "\n";
 }
 
 void text_functions([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
-  out << "\n== Functions ==\n";
+  out << "== Functions ==\n";
   std::vector<const FuncStats*> fsv;
   for (auto& [k, f] : job.funcs) fsv.push_back(&f);
   std::sort(fsv.begin(), fsv.end(), [](auto* a, auto* b) { return a->total_ns > b->total_ns; });
   char line[512];
-  std::snprintf(line, sizeof line, "  %-6s %-22s %10s %8s %14s %10s %10s %10s %10s %10s\n", "layer", "function",
-                "count", "errors", "time", "min", "p25", "median", "p75", "max");
+  std::snprintf(line, sizeof line, "  %-6s %-20s %8s %5s %9s %8s %8s %8s %8s %8s\n", "layer", "function", "count",
+                "errs", "time", "min B", "p25 B", "median B", "p75 B", "max B");
   out << line;
-  for (auto* f : fsv) {
+  const size_t rows = std::min(fsv.size(), text_rows(o));
+  for (size_t i = 0; i < rows; ++i) {
+    const FuncStats* f = fsv[i];
     auto q = [&](double x) -> std::string {
       if (!job.sizes_known || f->sizes.n == 0) return f->layer <= Layer::kStdio && !job.sizes_known ? "?" : "-";
       return std::to_string(x < 0 ? (x < -1.5 ? f->sizes.max : f->sizes.min) : f->sizes.quantile(x));
     };
-    std::snprintf(line, sizeof line, "  %-6s %-22s %10" PRIu64 " %8" PRIu64 " %14s %10s %10s %10s %10s %10s\n",
-                  layer_name(f->layer), f->name.substr(0, 22).c_str(), f->count, f->errors, fmt_s(f->total_ns).c_str(),
+    std::snprintf(line, sizeof line, "  %-6s %-20s %8" PRIu64 " %5" PRIu64 " %9s %8s %8s %8s %8s %8s\n",
+                  layer_name(f->layer), f->name.substr(0, 20).c_str(), f->count, f->errors, fmt_s(f->total_ns).c_str(),
                   q(-1).c_str(), q(0.25).c_str(), q(0.5).c_str(), q(0.75).c_str(), q(-2).c_str());
     out << line;
   }
+  if (fsv.size() > rows) out << "  ... " << fsv.size() - rows << " more (--top N, --all)\n";
 }
 
+namespace {
+
+// One file of the text file list: two lines, four with --all (evidence, pattern).
+void print_file(const FileAgg& f, const Job& job, const AnalyzeOptions& o, std::ostream& out) {
+  FileVerdict v = classify_file(f, job);
+  out << "  " << f.path << "  (" << role_name(v.role) << ", ";
+  if (job.sizes_known) out << fmt_bytes(f.extent) << ", ";
+  out << v.access << ", "
+      << (v.shared ? "shared by " + std::to_string(v.nprocs) + " processes" : "one process") << ")\n";
+  out << "     reads " << f.reads << " writes " << f.writes << " opens " << f.opens << " stats " << f.stats;
+  if (job.sizes_known) out << "; read " << fmt_bytes(f.bytes_read) << ", wrote " << fmt_bytes(f.bytes_written);
+  out << "; r/w/meta " << fmt_s(f.read_ns) << "/" << fmt_s(f.write_ns) << "/" << fmt_s(f.meta_ns) << "\n";
+  if (!o.all) return;
+  out << "     role evidence [";
+  for (size_t i = 0; i < v.evidence.size(); ++i) out << (i ? "; " : "") << v.evidence[i];
+  out << "]\n     pattern " << v.pattern << ", reads " << v.read_extent;
+  if (v.reread >= 0) out << ", re-read factor " << fmt_x(v.reread);
+  out << (v.metadata_bound ? ", metadata-bound" : ", data-bound") << "\n";
+}
+
+void print_dataset_dir(const DatasetDir& d, const Job& job, std::ostream& out) {
+  out << "  " << role_name(d.role) << " " << d.dir << ": " << plural(d.files, "file", "files");
+  if (job.sizes_known) out << ", " << fmt_bytes(d.extent);
+  if (d.epochs) out << ", " << plural(d.epochs, "epoch", "epochs");
+  out << ", " << plural(d.readers, "reader", "readers") << "\n";
+  out << "     reads " << d.reads << ", ";
+  if (d.min_readers == d.max_readers)
+    out << d.max_readers;
+  else
+    out << d.min_readers << "-" << d.max_readers;
+  out << " readers/file";
+  if (job.sizes_known) out << "; read " << fmt_bytes(d.bytes_read);
+  if (d.reread >= 0) out << " (x" << fmt_x(d.reread) << ")";
+  out << ", " << d.whole_files << "/" << d.files << " whole; read/meta " << fmt_s(d.read_ns) << "/"
+      << fmt_s(d.meta_ns) << "\n";
+}
+
+// The environment's files summed in one line.
+struct FileTotals {
+  size_t files = 0;
+  uint64_t opens = 0, reads = 0, writes = 0, stats = 0, mmaps = 0;
+  int64_t bytes_read = 0, bytes_written = 0, ns = 0;
+  std::map<std::string, size_t> roles;
+  void add(const FileAgg& f, Role role) {
+    ++files;
+    ++roles[role_name(role)];
+    opens += f.opens;
+    reads += f.reads;
+    writes += f.writes;
+    stats += f.stats;
+    mmaps += f.mmaps;
+    bytes_read += f.bytes_read;
+    bytes_written += f.bytes_written;
+    ns += f.read_ns + f.write_ns + f.meta_ns;
+  }
+};
+
+// The files the text lists one by one without --all: data set and checkpoint files.
+bool listed_role(Role r) { return r == Role::kTrainData || r == Role::kValData || r == Role::kCheckpoint; }
+
+}  // namespace
+
 void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
-  out << "\n== Files (by I/O time) ==\n";
+  out << "== Files (by I/O time) ==\n";
+  if (!o.path.empty()) out << "  only paths starting with " << o.path << " (--path)\n";
   std::vector<DatasetDir> dirs = dataset_dirs(job);
+  std::erase_if(dirs, [&](const DatasetDir& d) { return !path_selected(o, d.dir); });
   std::set<std::pair<std::string, Role>> rolled;
   if (!dirs.empty()) {
     out << "  data set directories (" << kDirGroupMin << " or more data set files of one role; --json \"dataset_dirs\"):\n";
     for (auto& d : dirs) {
       rolled.insert({d.dir, d.role});
-      out << "  " << role_name(d.role) << " " << d.dir << ": " << plural(d.files, "file", "files");
-      if (job.sizes_known) out << ", " << fmt_bytes(d.extent);
-      if (d.epochs) out << ", read in " << plural(d.epochs, "epoch", "epochs");
-      out << ", read by " << plural(d.readers, "process", "processes") << " (each file by ";
-      if (d.min_readers == d.max_readers)
-        out << d.max_readers << ")\n";
-      else
-        out << d.min_readers << " to " << d.max_readers << ")\n";
-      out << "     reads " << d.reads << " opens " << d.opens << " stats " << d.stats;
-      if (job.sizes_known) out << ", read " << fmt_bytes(d.bytes_read);
-      if (d.reread >= 0) out << ", re-read factor " << fmt_x(d.reread);
-      out << ", " << d.whole_files << " of " << d.files << " read whole, time read/meta " << fmt_s(d.read_ns) << " / "
-          << fmt_s(d.meta_ns) << "\n";
+      print_dataset_dir(d, job, out);
     }
   }
+  // Environment files are summed unless listed (--all) or asked for (--path).
+  const bool list_env = o.all || !o.path.empty();
   std::vector<const FileAgg*> fv;
   size_t hidden = 0;
+  FileTotals env, rest;
+  const bool list_all = o.all || !o.path.empty();
   for (auto& [k, f] : job.files) {
-    if (!rolled.empty()) {
-      FileVerdict v = classify_file(f, job);
-      bool in_dir = false;
-      for (auto& [dir, role] : rolled)
-        in_dir = in_dir || (role == v.role && f.path.compare(0, dir.size(), dir) == 0);
-      if (in_dir) {
-        ++hidden;
-        continue;
-      }
+    if (!path_selected(o, f.path)) continue;
+    FileVerdict v = classify_file(f, job);
+    bool in_dir = false;
+    for (auto& [dir, role] : rolled)
+      in_dir = in_dir || (role == v.role && f.path.compare(0, dir.size(), dir) == 0);
+    if (in_dir) {
+      ++hidden;
+      continue;
+    }
+    if (!list_env && is_environment_file(f.path, v.role)) {
+      env.add(f, v.role);
+      continue;
+    }
+    if (!list_all && !listed_role(v.role)) {
+      rest.add(f, v.role);
+      continue;
     }
     fv.push_back(&f);
   }
@@ -289,43 +450,40 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   });
   if (!dirs.empty())
     out << "  other files (" << hidden << " file(s) of the directories above not listed one by one; --json for each):\n";
-  size_t shown = 0;
-  for (auto* f : fv) {
-    if (shown >= static_cast<size_t>(o.top)) break;
-    ++shown;
-    FileVerdict v = classify_file(*f, job);
-    out << "  " << f->path << "\n";
-    out << "     role " << role_name(v.role) << " [";
-    for (size_t i = 0; i < v.evidence.size(); ++i) out << (i ? "; " : "") << v.evidence[i];
-    out << "]\n     " << v.access << ", " << (v.shared ? "shared by " + std::to_string(v.nprocs) + " processes" : "one process")
-        << ", reads " << f->reads << " writes " << f->writes << " opens " << f->opens << " stats " << f->stats;
-    if (job.sizes_known)
-      out << ", read " << fmt_bytes(f->bytes_read) << " written " << fmt_bytes(f->bytes_written) << ", extent "
-          << fmt_bytes(f->extent);
-    out << "\n     pattern " << v.pattern << ", reads " << v.read_extent;
-    if (v.reread >= 0) out << ", re-read factor " << fmt_x(v.reread);
-    out << (v.metadata_bound ? ", metadata-bound" : ", data-bound") << ", time r/w/meta " << fmt_s(f->read_ns) << " / "
-        << fmt_s(f->write_ns) << " / " << fmt_s(f->meta_ns) << "\n";
+  const size_t shown = std::min(fv.size(), text_rows(o));
+  for (size_t i = 0; i < shown; ++i) print_file(*fv[i], job, o, out);
+  if (fv.size() > shown) out << "  ... " << fv.size() - shown << " more (--top N, --all)\n";
+  if (rest.files) {
+    out << "  other: " << plural(rest.files, "file", "files") << " (";
+    size_t i = 0;
+    for (auto& [role, n] : rest.roles) out << (i++ ? ", " : "") << role << " " << n;
+    out << "; --all lists them), I/O time " << fmt_s(rest.ns) << "\n";
   }
-  if (fv.size() > shown) out << "  ... " << fv.size() - shown << " more (--top N)\n";
+  if (env.files) {
+    out << "  environment: " << plural(env.files, "file", "files") << " (libraries, .pyc, /usr, /proc, /dev, "
+        << "shared memory; --all lists them)\n     reads " << env.reads << ", opens " << env.opens << ", stats "
+        << env.stats;
+    if (job.sizes_known) out << "; read " << fmt_bytes(env.bytes_read);
+    out << "; I/O time " << fmt_s(env.ns) << "\n";
+  }
 
   // file-per-process vs shared
   size_t fpp = 0, shared = 0;
   for (auto& [k, f] : job.files) {
-    if (f.reads + f.writes == 0) continue;
+    if (f.reads + f.writes == 0 || !path_selected(o, f.path)) continue;
     std::set<int64_t> pids;
     for (auto& fp : f.procs)
       if (fp.pf.reads + fp.pf.writes) pids.insert(fp.pid);
     (pids.size() > 1 ? shared : fpp)++;
   }
-  out << "\nI/O strategy: " << fpp << " file(s) accessed by one process, " << shared << " shared file(s)\n";
+  out << "I/O strategy: " << fpp << " file(s) accessed by one process, " << shared << " shared file(s)\n";
 }
 
 void text_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   char line[512];
   auto print_tags = [&](const char* title, const std::map<std::string, TagAgg>& m) {
-    out << "\n== " << title << " ==\n";
-    std::snprintf(line, sizeof line, "  %-12s %10s %10s %10s %14s %14s %14s %14s\n", "value", "reads", "writes", "meta",
+    out << "== " << title << " ==\n";
+    std::snprintf(line, sizeof line, "  %-12s %10s %10s %10s %11s %11s %11s %11s\n", "value", "reads", "writes", "meta",
                   "I/O time", "compute", "read", "written");
     out << line;
     // Integer tag values (epochs, steps) in numeric order.
@@ -346,15 +504,19 @@ void text_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOp
     for (auto* kv : rows) {
       const std::string& k = kv->first;
       const TagAgg& a = kv->second;
-      std::snprintf(line, sizeof line, "  %-12s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %14s %14s %14s %14s\n",
+      std::snprintf(line, sizeof line, "  %-12s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %11s %11s %11s %11s\n",
                     k.substr(0, 12).c_str(), a.reads, a.writes, a.meta_ops, fmt_s(a.io_ns).c_str(),
                     fmt_s(a.compute_ns).c_str(), job.sizes_known ? fmt_bytes(a.bytes_read).c_str() : "?",
                     job.sizes_known ? fmt_bytes(a.bytes_written).c_str() : "?");
       out << line;
     }
   };
-  if (!o.by.empty()) print_tags(("by " + o.by).c_str(), job.by_tag);
-  if (!job.by_epoch.empty() && o.by != "epoch") print_tags("by epoch", job.by_epoch);
+  // The deep-learning summary's epoch table has these rows already.
+  const bool epochs_shown = dl_summary(job).present;
+  // --by epoch: the summary's table is that breakdown (--all adds this one).
+  if (!o.by.empty() && !(o.by == "epoch" && epochs_shown && !o.all))
+    print_tags(("by " + o.by).c_str(), job.by_tag);
+  if (!job.by_epoch.empty() && o.by != "epoch" && (o.all || !epochs_shown)) print_tags("by epoch", job.by_epoch);
   // The first epoch against the others: in the deep-learning summary above.
 }
 
@@ -367,8 +529,15 @@ void text_sizes([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
       for (auto& [path, r] : p.posix)
         for (int i = 0; i < 10; ++i) hist[i] += r.counters[counters::POSIX_SIZE_READ_0_100 + i];
     int64_t mx = *std::max_element(hist, hist + 10);
-    if (mx > 0) {
-      out << "\n== POSIX read sizes ==\n";
+    if (mx > 0 && !o.all) {
+      // One line: the buckets that hold reads (--all draws the histogram).
+      const char* names[] = {"0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M", "100M-1G", "1G+"};
+      out << "POSIX read sizes (bytes: reads):";
+      for (int i = 0; i < 10; ++i)
+        if (hist[i]) out << " " << names[i] << ": " << hist[i];
+      out << "\n";
+    } else if (mx > 0) {
+      out << "== POSIX read sizes ==\n";
       const char* names[] = {"0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M", "100M-1G", "1G+"};
       for (int i = 0; i < 10; ++i) {
         std::snprintf(line, sizeof line, "  %-9s %10" PRId64 " %s\n", names[i], hist[i],
@@ -382,7 +551,7 @@ void text_sizes([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
 void text_staging([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   if (o.stage_capacity >= 0) {
     StageAdvice a = stage_advice(job, o.stage_capacity, o.stage_speedup);
-    out << "\n== Staging advice (capacity " << fmt_bytes(o.stage_capacity) << ", fast tier x" << o.stage_speedup << ") ==\n";
+    out << "== Staging advice (capacity " << fmt_bytes(o.stage_capacity) << ", fast tier x" << o.stage_speedup << ") ==\n";
     auto more = [&](const std::vector<StageAdvice::Group>& g, size_t shown) {
       if (g.size() <= shown) return;
       size_t files = 0;
@@ -391,12 +560,11 @@ void text_staging([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyz
     };
     size_t shown = 0;
     for (auto& g : a.groups) {
-      if (shown == kTextRows) break;
+      if (shown == text_rows(o)) break;
       ++shown;
-      out << "  stage " << g.name << "  (";
+      out << "  stage " << g.name << ": ";
       if (g.is_dir) out << plural(g.files, "file", "files") << ", ";
-      out << fmt_bytes(g.size) << ", read time " << fmt_s(g.read_ns) << ", re-read " << fmt_x(g.reread) << "x, saves ~"
-          << fmt_s(g.saved_ns) << ")\n";
+      out << fmt_bytes(g.size) << ", read " << fmt_x(g.reread) << "x, saves ~" << fmt_s(g.saved_ns) << "\n";
     }
     more(a.groups, shown);
     if (a.picks.empty()) out << "  nothing worth staging\n";
@@ -404,13 +572,13 @@ void text_staging([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyz
         << ", expected I/O time saved " << fmt_s(a.saved_ns) << "\n";
     shown = 0;
     for (auto& g : a.warning_groups) {
-      if (shown == kTextRows) break;
+      if (shown == text_rows(o)) break;
       ++shown;
       out << "  do not stage " << g.name << ": ";
       if (g.is_dir) out << plural(g.files, "file", "files") << ", ";
       out << fmt_bytes(g.size) << ", ";
       if (g.reason == "read once")
-        out << "read once (re-read " << fmt_x(g.reread) << "x): staging costs a full read and saves nothing\n";
+        out << "read once: staging costs a full read\n";
       else
         out << (g.is_dir ? "each larger than" : "larger than") << " the capacity\n";
     }
@@ -479,6 +647,7 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   out << ",\n \"files\": [";
   bool first = true;
   for (auto& [k, f] : job.files) {
+    if (!path_selected(o, f.path)) continue;
     FileVerdict v = classify_file(f, job);
     out << (first ? "\n  " : ",\n  ") << "{\"path\": " << json_str(f.path) << ", \"role\": " << json_str(role_name(v.role))
         << ", \"evidence\": [";
@@ -619,13 +788,14 @@ namespace {
 template <class Record>
 void write_darshan_module(std::ostream& out, const char* module, const Job& job,
                           std::vector<std::pair<std::string, Record>> ProcResult::*records, const char* const* names,
-                          int count, const char* const* fnames, int fcount) {
+                          int count, const char* const* fnames, int fcount, const std::string& prefix) {
   out << "\n#<module>\t<rank>\t<record id>\t<counter>\t<value>\t<file name>\t<mount pt>\t<fs type>\n";
   char line[1024];
   for (size_t i = 0; i < job.procs.size(); ++i) {
     // Rank: the MPI rank when known, else the process' index in the job.
     const int64_t rank = job.procs[i].meta.rank >= 0 ? job.procs[i].meta.rank : static_cast<int64_t>(i);
     for (auto& [path, r] : job.procs[i].*records) {
+      if (path.compare(0, prefix.size(), prefix) != 0) continue;
       const uint64_t id = counters::record_id(path);
       for (int c = 0; c < count; ++c) {
         std::snprintf(line, sizeof line, "%s\t%" PRId64 "\t%" PRIu64 "\t%s\t%" PRId64 "\t%s\tUNKNOWN\tUNKNOWN\n", module,
@@ -643,24 +813,25 @@ void write_darshan_module(std::ostream& out, const char* module, const Job& job,
 
 }  // namespace
 
-void write_darshan(const Job& job, std::ostream& out) {
+void write_darshan(const Job& job, std::ostream& out, const std::string& path_prefix) {
   Totals t = totals(job);
   std::string exe = job.procs.empty() ? "" : job.procs.front().meta.cmdline;
   out << "# darshan log version: 3.41\n# compression method: NONE\n# exe: " << exe << "\n# uid: 0\n# jobid: 0\n"
       << "# start_time: 0\n# end_time: " << (t.wall / 1000000000) << "\n# nprocs: " << job.procs.size()
       << "\n# run time: " << static_cast<double>(t.wall) * 1e-9 << "\n# metadata: producer = strata analyze\n"
       << "# metadata: note = counters computed by strata from a trace; see docs/analysis.md\n";
+  if (!path_prefix.empty()) out << "# metadata: paths = only those starting with " << path_prefix << "\n";
   if (!job.sizes_known) out << "# metadata: sizes = unknown (trace without sizes): size counters are -1\n";
   out << "\n# mounted file systems (mount point and fs type)\n# -------------------------------------------------------\n";
   out << "\n# *******************************************************\n# POSIX module data\n"
          "# *******************************************************\n\n# description of POSIX counters: see "
          "darshan-parser --show-incomplete; strata follows Darshan 3.5 semantics\n";
   write_darshan_module(out, "POSIX", job, &ProcResult::posix, counters::kPosixCounterNames, counters::POSIX_NUM_INDICES,
-                       counters::kPosixFCounterNames, counters::POSIX_F_NUM_INDICES);
+                       counters::kPosixFCounterNames, counters::POSIX_F_NUM_INDICES, path_prefix);
   out << "\n# *******************************************************\n# STDIO module data\n"
          "# *******************************************************\n";
   write_darshan_module(out, "STDIO", job, &ProcResult::stdio, counters::kStdioCounterNames, counters::STDIO_NUM_INDICES,
-                       counters::kStdioFCounterNames, counters::STDIO_F_NUM_INDICES);
+                       counters::kStdioFCounterNames, counters::STDIO_F_NUM_INDICES, path_prefix);
 }
 
 }  // namespace strata::analysis

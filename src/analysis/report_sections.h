@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include "analysis/analyze.h"
 
@@ -28,5 +29,9 @@ STRATA_SECTION(json_dataset_dirs)
 STRATA_SECTION(json_dl)
 STRATA_SECTION(json_staging)
 #undef STRATA_SECTION
+
+// The text report at `cols` columns: a longer line breaks at its last space
+// that fits (or inside a word without one), continued 5 columns deeper.
+std::string fit_width(const std::string& text, size_t cols);
 
 }  // namespace strata::analysis

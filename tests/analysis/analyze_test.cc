@@ -257,22 +257,21 @@ TEST(Staging, GroupedByDirectoryInJsonAndText) {
   write_text(job, o, text);
   const std::string t = text.str();
   EXPECT_NE(t.find("== Staging advice (capacity 1.00 MiB, fast tier x4) ==\n"
-                   "  stage /job/train/  (5 files, 4.88 KiB, read time 0.020000 s, re-read 4.00x, saves ~0.010000 s)\n"
-                   "  stage /job/cfg.npz  (1000 B, read time 0.003000 s, re-read 4.00x, saves ~0.001500 s)\n"
-                   "  stage /job/val/  (4 files, 3.91 KiB, read time 0.004000 s, re-read 2.00x, saves ~0.001000 s)\n"
-                   "  total 10 files, 9.77 KiB, expected I/O time saved 0.012500 s\n"
-                   "  do not stage /job/once/: 5 files, 4.88 KiB, read once (re-read 1.00x): staging costs a full "
-                   "read and saves nothing\n"),
+                   "  stage /job/train/: 5 files, 4.88 KiB, read 4.00x, saves ~10.0 ms\n"
+                   "  stage /job/cfg.npz: 1000 B, read 4.00x, saves ~1.50 ms\n"
+                   "  stage /job/val/: 4 files, 3.91 KiB, read 2.00x, saves ~1.00 ms\n"
+                   "  total 10 files, 9.77 KiB, expected I/O time saved 12.5 ms\n"
+                   "  do not stage /job/once/: 5 files, 4.88 KiB, read once: staging costs a full read\n"),
             std::string::npos)
       << t;
   // Files table: data set files rolled up by directory (role, then I/O time).
-  EXPECT_NE(t.find("  dataset(train) /job/train/: 5 files, 4.88 KiB, read by 0 processes (each file by 0)\n"
-                   "     reads 50 opens 0 stats 0, read 19.53 KiB, re-read factor 4.00, 0 of 5 read whole, time "
-                   "read/meta 0.020000 s / 0.000000 s\n"),
+  EXPECT_NE(t.find("  dataset(train) /job/train/: 5 files, 4.88 KiB, 0 readers\n"
+                   "     reads 50, 0 readers/file; read 19.5 KiB (x4.00), 0/5 whole; read/meta 20.0 ms/0 s\n"),
             std::string::npos)
       << t;
   EXPECT_NE(t.find("  other files (14 file(s) of the directories above not listed one by one; --json for each):\n"
-                   "  /job/cfg.npz\n"),
+                   "  /job/cfg.npz  (dataset(train), 1000 B, read-only, one process)\n"
+                   "     reads 10 writes 0 opens 0 stats 0; read 3.91 KiB, wrote 0 B; r/w/meta 3.00 ms/0 s/0 s\n"),
             std::string::npos)
       << t;
 
@@ -308,10 +307,15 @@ TEST(Staging, TextCappedJsonComplete) {
   write_text(job, o, text);
   write_json(job, o, json);
   const std::string t = text.str(), j = json.str();
-  EXPECT_EQ(count_of(t, "  stage /r"), 15u) << t;
-  EXPECT_NE(t.find("  stage /r119/f.npz  ("), std::string::npos);  // largest saving first
-  EXPECT_EQ(t.find("  stage /r104/f.npz  ("), std::string::npos);
-  EXPECT_NE(t.find("  ... 5 more (5 files; --json for all)\n  total 20 files, 19.53 KiB, "), std::string::npos) << t;
+  EXPECT_EQ(count_of(t, "  stage /r"), 5u) << t;  // --top 5 by default
+  EXPECT_NE(t.find("  stage /r119/f.npz: "), std::string::npos);  // largest saving first
+  EXPECT_NE(t.find("  stage /r115/f.npz: "), std::string::npos);
+  EXPECT_EQ(t.find("  stage /r114/f.npz: "), std::string::npos);
+  EXPECT_NE(t.find("  ... 15 more (15 files; --json for all)\n  total 20 files, 19.5 KiB, "), std::string::npos) << t;
+  o.all = true;  // every row
+  std::ostringstream all;
+  write_text(job, o, all);
+  EXPECT_EQ(count_of(all.str(), "  stage /r"), 20u) << all.str();
   EXPECT_EQ(count_of(j, "{\"path\": \"/r1"), 20u + 20u + 20u);  // files, staging files, staging groups
 }
 
@@ -391,24 +395,30 @@ TEST(DlSummary, EpochsLoaderWaitRolesAndFirstEpoch) {
   write_text(job, o, text);
   const std::string t = text.str();
   EXPECT_NE(t.find("\n== Deep-learning summary ==\n4 epochs (tag \"epoch\"); the training loop asked the DataLoader for "
-                   "17 batches and waited 4.200000 s for them (dataloader.next)\n"),
+                   "17 batches and waited 4.20 s\n"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("  0           10.000000 s     2.000000 s    20.0%         5     0.000000 s       0.004000 s     "
-                   "4.00 KiB\n"),
+  EXPECT_NE(t.find("  0            10.0 s      2.00 s   20.0%        5        0 s    4.00 ms    4.00 KiB\n"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("first epoch (0) vs the mean of epochs 1, 2: I/O time 0.004000 s vs 0.002000 s (x2.00), read time "
-                   "0.003000 s vs 0.001000 s (x3.00)\n  (left out: epoch 10, not as many loader batches as the first)\n"),
+  EXPECT_NE(t.find("first epoch 0 vs mean of 1, 2: I/O 4.00 ms vs 2.00 ms (x2.00), read 3.00 ms vs 1.00 ms (x3.00)\n"
+                   "  (left out: epoch 10, not as many loader batches as the first)\n"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("  checkpoint                 1         0          0 B         3     3.00 MiB       0.000000 s\n"),
+  EXPECT_NE(t.find("files by role: train 1, validation 1, checkpoint 1\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("checkpoint calls (app events, category checkpoint): torch.save 3x 30.0 ms\n"), std::string::npos);
+  // --all: the roles table and the by-epoch table.
+  o.all = true;
+  std::ostringstream all;
+  write_text(job, o, all);
+  const std::string ta = all.str();
+  EXPECT_NE(ta.find("  checkpoint                 1         0          0 B         3     3.00 MiB              0 s\n"),
             std::string::npos)
-      << t;
-  EXPECT_NE(t.find("checkpoint calls (app events, category checkpoint): torch.save 3x 0.030000 s\n"), std::string::npos);
+      << ta;
   EXPECT_LT(t.find("== Deep-learning summary =="), t.find("== Job summary =="));
   // The by-epoch table in numeric order too.
-  EXPECT_LT(t.find("\n  2                     4"), t.find("\n  10                    4")) << t;
+  EXPECT_LT(ta.find("\n  2                     4"), ta.find("\n  10                    4")) << ta;
+  EXPECT_NE(ta.find("\n  2                     4"), std::string::npos) << ta;
 }
 
 TEST(DlSummary, LoaderWaitClassification) {

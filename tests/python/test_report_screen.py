@@ -1,0 +1,87 @@
+"""`strata analyze` of a real PyTorch job (the example at tiny size, 3 epochs,
+2 DataLoader workers) fits a screen: at most 46 lines (4 are kept for the
+verdict) and 100 columns, with the demo's options too; the interpreter's
+libraries are summed in one line and listed with --all (issue 10 §3)."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+import conftest
+
+MAX_LINES = 50 - 4
+MAX_COLUMNS = 100
+
+
+@pytest.fixture(scope="module")
+def trace():
+    # Paths as short as the demo's (/tmp/strata-demo/data/train/): pytest's
+    # temporary paths are 30 columns longer and hold "test", a validation word.
+    top = tempfile.mkdtemp(prefix="strata-rs-", dir="/tmp")
+    try:
+        data, out = os.path.join(top, "data"), os.path.join(top, "trace")
+        subprocess.run([conftest.PYTHON, conftest.EXAMPLE, "--data", data, "--tiny", "--generate-only"],
+                       check=True, env=conftest.clean_env(), timeout=300)
+        conftest.run_traced(out, [conftest.PYTHON, conftest.EXAMPLE, "--data", data, "--tiny",
+                                  "--epochs", "3", "--ckpt", os.path.join(top, "ckpt")])
+        yield out
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def analyze(*args):
+    return conftest.strata_cli("analyze", *args)
+
+
+def check_fits(text):
+    lines = text.splitlines()
+    assert len(lines) <= MAX_LINES, text
+    wide = [l for l in lines if len(l) > MAX_COLUMNS]  # str: code points, as a terminal counts
+    assert wide == [], text
+
+
+def test_default_report_fits_a_screen(trace):
+    text = analyze(trace)
+    check_fits(text)
+    assert "== Deep-learning summary ==\n3 epochs" in text
+    # The libraries of the interpreter and of torch: one line, not listed.
+    env = [l for l in text.splitlines() if l.startswith("  environment: ")]
+    assert len(env) == 1, text
+    assert int(env[0].split()[1]) > 50, env[0]
+    assert not any(l.startswith("  /usr/") for l in text.splitlines()), text
+    paths = [l for l in text.splitlines() if l.startswith("  /")]
+    assert not any(".pyc" in l or "site-packages" in l or "dist-packages" in l for l in paths), text
+
+
+def test_demo_options_fit_a_screen(trace):
+    # The staging section the user asked for comes on top: within the issue's 50.
+    text = analyze(trace, "--by", "epoch", "--stage-capacity", "64MiB")
+    assert len(text.splitlines()) <= 50, text
+    assert all(len(l) <= MAX_COLUMNS for l in text.splitlines()), text
+    assert "/etc/" not in text  # environment files are not staging candidates
+
+
+def test_all_lists_the_environment(trace):
+    text = analyze(trace, "--all")
+    listed = [l for l in text.splitlines() if l.startswith("  /usr/")]
+    default_env = [l for l in analyze(trace).splitlines() if l.startswith("  environment: ")][0]
+    # Every environment file of the default report's line has its entry now.
+    assert len(listed) > 0
+    assert "  environment: " not in text
+    assert all(len(l) <= MAX_COLUMNS for l in text.splitlines())
+    assert int(default_env.split()[1]) >= len(listed)
+
+
+def test_path_lists_the_files_under_it(trace):
+    import json
+    under = [f["path"] for f in json.loads(analyze(trace, "--json"))["files"] if f["path"].startswith("/usr/")]
+    assert len(under) > 5
+    text = analyze(trace, "--path", "/usr/")
+    listed = [l for l in text.splitlines() if l.startswith("  /")]
+    assert len(listed) == 5, text
+    assert all(l.split("  (")[0].strip() in under for l in listed), text
+    assert "  ... %d more (--top N, --all)\n" % (len(under) - 5) in text
+    on_json = json.loads(analyze(trace, "--json", "--path", "/usr/"))["files"]
+    assert sorted(f["path"] for f in on_json) == sorted(under)

@@ -247,7 +247,7 @@ def _merge_states(path, first, later, opts):
     return _frame._load_native().merge_states(path, first, later, **opts)
 
 
-def analyze(path, json=True, by="", stage_capacity=-1, stage_speedup=4.0, top=5, scheduler=None):
+def analyze(path, json=True, by="", stage_capacity=-1, stage_speedup=4.0, top=3, scheduler=None):
     """The report of `strata analyze PATH [--json]`, computed by Dask: each
     unit (process file of a strata trace, .pfw file of a DFTracer trace) is
     analysed by the analyzer's own passes in one task, the states are merged

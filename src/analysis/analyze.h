@@ -26,7 +26,7 @@ struct AnalyzeOptions {
   int64_t stage_capacity = -1;     // --stage-capacity BYTES (parse with parse_size)
   double stage_speedup = 4.0;      // --stage-speedup: fast tier vs observed speed
   int threads = 0;                 // --threads: 0 = hardware concurrency (max 2 used by default)
-  int top = 5;                     // --top N: rows in the text file/function/staging tables
+  int top = 3;                     // --top N: rows in the text file/function/staging tables
   bool all = false;                // --all: lift the text report's limits, list environment files
   std::vector<std::string> sections;  // --section NAME (pass name, repeatable): only these texts
   std::string path;                // --path PREFIX: only files whose path starts with it

@@ -29,16 +29,8 @@ class GraphState : public PassState {
   efg::Builder builder_;
 };
 
-// Text lines shown per process group before "... more"; the JSON has all.
-constexpr size_t kTextGroups = 4;
-// A structure line longer than this is cut in the text (not in the JSON).
-constexpr size_t kTextLineChars = 160;
-
-std::string percent(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * share);
-  return buf;
-}
+// Process groups shown in the text before "... more" (all with --all); the JSON has all.
+constexpr size_t kTextGroups = 1;
 
 std::string group_label(const efg::ProcessGroup& pg) {
   std::string s = "pid " + std::to_string(pg.pids.front());
@@ -56,22 +48,30 @@ class StructurePass : public Pass {
   std::unique_ptr<PassState> new_state() const override { return std::make_unique<GraphState>(); }
   void finish(Analysis&, PassState* s) override { report_ = efg::make_report(static_cast<GraphState*>(s)->builder()); }
 
-  void text(const Analysis&, std::ostream& out) const override {
+  // The busiest distinct process graph's main loop (every graph with --all);
+  // the loop's time share is in the JSON.
+  void text(const Analysis& a, std::ostream& out) const override {
     if (report_.groups.empty()) return;
-    out << "\n== Structure (event flow graph; strata efg for the whole graph) ==\n";
-    for (size_t i = 0; i < report_.groups.size() && i < kTextGroups; ++i) {
+    const size_t shown = a.opts().all ? report_.groups.size() : std::min(report_.groups.size(), kTextGroups);
+    out << "Structure (strata efg):"
+        << (shown > 1 ? "\n" : " ");
+    for (size_t i = 0; i < shown; ++i) {
       const efg::ProcessGroup& pg = report_.groups[i];
       std::string line = main_line(pg);
+      if (shown > 1) out << "  ";
       if (line.empty()) {
-        out << "  " << group_label(pg) << ": no loops\n";
+        out << "no loops in " << group_label(pg) << "\n";
         continue;
       }
-      if (line.size() > kTextLineChars) line = line.substr(0, kTextLineChars - 4) + " ...";
-      const efg::Loop& m = pg.loops.loops[pg.loops.main_loop];
-      out << "  " << group_label(pg) << ", main loop (" << percent(m.time_share) << " of the time): " << line << "\n";
+      std::string text = "main loop of " + group_label(pg) + ": " + line;
+      if (!a.opts().all && shown == 1) {  // one line on the screen: "Structure (strata efg): " + this
+        const size_t room = kTextColumns - 24;
+        if (text.size() > room) text = text.substr(0, room - 4) + " ...";
+      }
+      out << text << "\n";
     }
-    if (report_.groups.size() > kTextGroups)
-      out << "  ... and " << report_.groups.size() - kTextGroups << " more distinct process graphs\n";
+    if (report_.groups.size() > shown && a.opts().all)
+      out << "  ... and " << report_.groups.size() - shown << " more distinct process graphs\n";
   }
 
   void json(const Analysis&, JsonSection& out) const override {

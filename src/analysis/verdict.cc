@@ -554,9 +554,15 @@ class VerdictPass : public Pass {
     auto* st = static_cast<VerdictState*>(s);
     verdict_ = make_verdict(a.job(), st->procs(), st->epoch_read_ns(), a.opts());
   }
-  void text(const Analysis&, std::ostream& out) const override {
-    out << "\nVerdict: " << verdict_.bottleneck << "\n  " << verdict_.summary << "\n";
-    for (const auto& a : verdict_.advice) out << "  - [" << a.rule << "] " << a.text << "\n";
+  // By default each piece of advice takes one line (cut, whole in --json and
+  // with --all) so that the report fits a screen.
+  void text(const Analysis& an, std::ostream& out) const override {
+    out << "Verdict: " << verdict_.bottleneck << "\n  " << verdict_.summary << "\n";
+    for (const auto& a : verdict_.advice) {
+      std::string line = "  - [" + a.rule + "] " + a.text;
+      if (!an.opts().all && line.size() > kTextColumns) line = line.substr(0, kTextColumns - 4) + " ...";
+      out << line << "\n";
+    }
   }
   void json(const Analysis&, JsonSection& out) const override {
     std::ostream& o = out.key("verdict");

@@ -108,6 +108,12 @@ def test_dask_matches_pandas_and_info(traced):
         assert got.to_dict() == expect.astype(np.int64).to_dict()
 
 
+needs_analysis = pytest.mark.skipif(
+    not hasattr(strata._frame._load_native(), "analyze_unit"),
+    reason="sanitizer build: strata._reader is built without the analysis bindings")
+
+
+@needs_analysis
 def test_dask_analyze_equals_strata_analyze(traced):
     """strata.dask.analyze runs the analyzer's passes one task per process
     file with a tree of merges; its JSON report equals strata analyze's."""
@@ -125,6 +131,7 @@ def test_dask_analyze_equals_strata_analyze(traced):
     assert text == conftest.strata_cli("analyze", path)
 
 
+@needs_analysis
 def test_dask_analyze_rejects_a_corrupt_state(traced):
     out, _, _ = traced
     native = strata._frame._load_native()

@@ -86,7 +86,7 @@ Report make_report(const Builder& b) {
     if (g.events == 0) continue;
     r.job.merge(g);
     auto same = std::find_if(r.groups.begin(), r.groups.end(),
-                             [&](const ProcessGroup& pg) { return pg.graph.same_structure(g); });
+                             [&graph = g](const ProcessGroup& pg) { return pg.graph.same_structure(graph); });
     if (same == r.groups.end()) {
       ProcessGroup pg;
       pg.pids.push_back(pid);

@@ -1246,3 +1246,26 @@ TEST_F(BadInputs, CorruptAndTruncatedPfw) {
 }
 
 }  // namespace
+
+// ---- process images: an exec'd image is part of the job tree ------------------------------
+
+TEST(AnalyzeE2E, JobTreeShowsTheImageAfterExec) {
+  TempDir t;
+  const std::string trace = t.sub("trace");
+  RunResult r = run({kStrata, "run", "-q", "-o", trace, "--", "/bin/sh", "-c",
+                     "/bin/cat /etc/hostname >/dev/null; exec /bin/cat /etc/hostname"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  RunResult an = run({kStrata, "analyze", trace, "--all", "--section", "overlap"});
+  ASSERT_EQ(an.code, 0) << describe(an);
+  // sh, the cat it forked, and the cat that replaced sh by exec: three rows.
+  EXPECT_NE(an.out.find("processes 3,"), std::string::npos) << an.out;
+  const size_t sh = an.out.find("  pid "), exec = an.out.find("\u2514\u2500 exec pid ");
+  ASSERT_NE(sh, std::string::npos) << an.out;
+  ASSERT_NE(exec, std::string::npos) << an.out;
+  const std::string sh_pid = an.out.substr(sh + 6, an.out.find(' ', sh + 6) - sh - 6);
+  EXPECT_EQ(an.out.substr(exec + 16, sh_pid.size() + 1), sh_pid + " ") << an.out;  // same pid
+  EXPECT_NE(an.out.find("$ /bin/cat /etc/hostname", exec), std::string::npos) << an.out;
+  size_t rows = 0;
+  for (size_t p = an.out.find("pid "); p != std::string::npos; p = an.out.find("pid ", p + 1)) ++rows;
+  EXPECT_EQ(rows, 3u) << an.out;
+}

@@ -1269,3 +1269,18 @@ TEST(AnalyzeE2E, JobTreeShowsTheImageAfterExec) {
   for (size_t p = an.out.find("pid "); p != std::string::npos; p = an.out.find("pid ", p + 1)) ++rows;
   EXPECT_EQ(rows, 3u) << an.out;
 }
+
+TEST(AnalyzeE2E, TorchrunRankIsRecordedAndInheritedByForkedChildren) {
+  TempDir t;
+  const std::string trace = t.sub("trace");
+  RunResult r = run({kStrata, "run", "-q", "-o", trace, "--", "/bin/sh", "-c", "/bin/cat /etc/hostname >/dev/null"},
+                    60, {"RANK=3", "LOCAL_RANK=1", "WORLD_SIZE=4"});
+  ASSERT_EQ(r.code, 0) << describe(r);
+  auto j = analyze_json(trace);
+  int processes = 0;
+  for (auto p : j->root["processes"].get_array()) {
+    ++processes;
+    EXPECT_EQ(I(p, "rank"), 3);
+  }
+  EXPECT_EQ(processes, 2);  // sh and the cat it forked
+}

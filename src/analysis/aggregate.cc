@@ -116,6 +116,9 @@ void TagAgg::merge(const TagAgg& o) {
   compute_ns += o.compute_ns;
   loader_waits += o.loader_waits;
   loader_wait_ns += o.loader_wait_ns;
+  std::vector<int64_t> all;
+  std::set_union(waiters.begin(), waiters.end(), o.waiters.begin(), o.waiters.end(), std::back_inserter(all));
+  waiters = std::move(all);
   bytes_read += o.bytes_read;
   bytes_written += o.bytes_written;
   first_ts = std::min(first_ts, o.first_ts);
@@ -344,6 +347,8 @@ void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
       if (f.is_loader_wait) {
         ++t.loader_waits;
         t.loader_wait_ns += e.dur;
+        auto at = std::lower_bound(t.waiters.begin(), t.waiters.end(), e.pid);
+        if (at == t.waiters.end() || *at != e.pid) t.waiters.insert(at, e.pid);
       }
     }
   };

@@ -95,6 +95,7 @@ struct TagAgg {
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;  // any event carrying the tag value
   uint64_t loader_waits = 0;  // "dataloader.next" events (batches asked for)
   int64_t loader_wait_ns = 0; // their summed duration: the training loop waiting on the loader
+  std::vector<int64_t> waiters;  // pids that waited (sorted): one per rank's training loop
   void merge(const TagAgg& o);
 };
 

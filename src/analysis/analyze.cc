@@ -468,6 +468,7 @@ DlSummary dl_summary(const Job& job) {
     e.wall_ns = a.last_ts > a.first_ts ? a.last_ts - a.first_ts : 0;
     e.loader_wait_ns = a.loader_wait_ns;
     e.batches = a.loader_waits;
+    e.loops = a.waiters.size();
     e.compute_ns = a.compute_ns;
     e.io_ns = a.io_ns;
     e.read_ns = a.read_ns;

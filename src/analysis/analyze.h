@@ -8,6 +8,7 @@
 // analyze_cli.h, header-only, for CLI11).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -146,6 +147,11 @@ struct DlSummary {
     int64_t wall_ns = 0;         // last end - first start of the events tagged with it
     int64_t loader_wait_ns = 0;  // summed "dataloader.next" durations
     uint64_t batches = 0;        // "dataloader.next" events
+    size_t loops = 0;            // processes that waited (one training loop per rank)
+    // Share of the epoch each loop waited, on average over the loops (ranks).
+    double waited() const {
+      return wall_ns > 0 ? static_cast<double>(loader_wait_ns) / (static_cast<double>(wall_ns) * std::max<size_t>(1, loops)) : 0;
+    }
     int64_t compute_ns = 0, io_ns = 0, read_ns = 0;
     int64_t bytes_read = 0, bytes_written = 0;
     uint64_t reads = 0;

@@ -25,7 +25,7 @@ template <class Ar> void fields(Ar& ar, TimeBins& x) { ar(x.width, x.bins); }
 template <class Ar> void fields(Ar& ar, Point& x) { ar(x.ts, x.offset, x.size, x.pid, x.write); }
 template <class Ar> void fields(Ar& ar, TagAgg& x) {
   ar(x.events, x.reads, x.writes, x.meta_ops, x.io_ns, x.read_ns, x.write_ns, x.meta_ns, x.compute_ns,
-     x.bytes_read, x.bytes_written, x.first_ts, x.last_ts, x.loader_waits, x.loader_wait_ns);
+     x.bytes_read, x.bytes_written, x.first_ts, x.last_ts, x.loader_waits, x.loader_wait_ns, x.waiters);
 }
 template <class Ar> void fields(Ar& ar, IntervalSet& x) {
   int64_t measure = x.measure();

@@ -208,11 +208,14 @@ void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out
     out << line;
     for (auto& e : s.epochs) {
       std::snprintf(line, sizeof line, "  %-8s %10s %11s %7s %8" PRIu64 " %10s %10s %11s\n", e.value.substr(0, 8).c_str(),
-                    fmt_s(e.wall_ns).c_str(), fmt_s(e.loader_wait_ns).c_str(), fmt_pct(e.loader_wait_ns, e.wall_ns).c_str(),
+                    fmt_s(e.wall_ns).c_str(), fmt_s(e.loader_wait_ns).c_str(), fmt_pct(static_cast<int64_t>(e.waited() * 1e6), 1000000).c_str(),
                     e.batches, fmt_s(e.compute_ns).c_str(), fmt_s(e.io_ns).c_str(),
                     job.sizes_known ? fmt_bytes(e.bytes_read).c_str() : "?");
       out << line;
     }
+    size_t loops = 0;
+    for (auto& e : s.epochs) loops = std::max(loops, e.loops);
+    if (loops > 1) out << "  (waited: the mean over the " << loops << " training loops, one per rank)\n";
   }
   if (s.has_first_vs_rest) {
     auto ratio = [](int64_t a, double b) { return b > 0 ? " (x" + fmt_x(static_cast<double>(a) / b) + ")" : std::string(); };
@@ -741,6 +744,7 @@ void json_dl([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOpti
         auto& e = s.epochs[i];
         out << (i ? "," : "") << "\n   {\"epoch\": " << json_str(e.value) << ", \"wall_ns\": " << e.wall_ns
             << ", \"loader_wait_ns\": " << e.loader_wait_ns << ", \"batches\": " << e.batches
+            << ", \"loops\": " << e.loops << ", \"waited\": " << e.waited()
             << ", \"compute_ns\": " << e.compute_ns << ", \"io_ns\": " << e.io_ns << ", \"read_ns\": " << e.read_ns
             << ", \"reads\": " << e.reads << ", \"bytes_read\": " << e.bytes_read
             << ", \"bytes_written\": " << e.bytes_written << "}";

@@ -171,6 +171,10 @@ bool Analysis::write_html(std::ostream& out, std::ostream& err) const {
       << "<h2>Access sizes (POSIX requests)</h2><div class=\"chart\"><canvas id=\"sizes\"></canvas></div>\n"
       << "<h2>Files by access</h2><div class=\"chart small\"><canvas id=\"access\"></canvas></div>\n"
       << "<section id=\"staging\"></section>\n<div id=\"patterns\"></div>\n";
+  // Everything the text report says, for what the views do not draw.
+  std::ostringstream text;
+  write_text(text);
+  out << "<h2>The text report</h2>\n<pre id=\"text-report\">" << html_esc(text.str()) << "</pre>\n";
   out << "<script>\nconst D = " << page_data(*this) << ";\n" << kReportJs << "</script>\n</body></html>\n";
   return true;
 }

@@ -1271,3 +1271,25 @@ TEST(AnalyzeE2E, TorchrunRankIsRecordedAndInheritedByForkedChildren) {
   }
   EXPECT_EQ(processes, 2);  // sh and the cat it forked
 }
+
+// Two training loops (two ranks) each wait 60% of the epoch: the table says
+// 60% (the mean over the loops), not the sum (120%).
+TEST(AnalyzeE2E, LoaderWaitIsPerTrainingLoopWithTwoRanks) {
+  TempDir t;
+  RUN_OK(t.sub("trace"), {"ranks"});
+  auto j = analyze_json(t.sub("trace"));
+  auto epochs = j->root["dl_summary"]["epochs"].get_array();
+  size_t n = 0;
+  for (auto e : epochs) {
+    ++n;
+    EXPECT_EQ(I(e, "loops"), 2);
+    EXPECT_EQ(I(e, "batches"), 2);
+    // Times the API was given in ns come back through TSC ticks of a few ns.
+    EXPECT_NEAR(I(e, "loader_wait_ns"), 120000000, 20);
+    EXPECT_NEAR(I(e, "wall_ns"), 100000000, 20);
+    EXPECT_NEAR(D(e, "waited"), 0.6, 1e-6);
+  }
+  EXPECT_EQ(n, 1u);
+  RunResult txt = run({kStrata, "analyze", t.sub("trace"), "--section", "dl"});
+  EXPECT_NE(txt.out.find("  (waited: the mean over the 2 training loops, one per rank)\n"), std::string::npos) << txt.out;
+}

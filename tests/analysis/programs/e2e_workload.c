@@ -396,6 +396,27 @@ static void overlap(const char* fifo) {
   close(pfd[0]);
 }
 
+/* Two training loops in two processes (as two ranks would run them), each
+ * one epoch (tag epoch=0) that waits 60 ms for the loader (a
+ * `dataloader.next` of 60 ms) and computes 40 ms, with times given to the
+ * API: each loop waits 60% of the epoch. */
+static void ranks(void) {
+  pid_t kids[2];
+  const uint64_t t0 = strata_now();  // both loops start here: the epoch spans exactly 100 ms
+  for (int r = 0; r < 2; ++r) {
+    kids[r] = fork();
+    if (kids[r] < 0) exit(3);
+    if (kids[r] == 0) {
+      strata_tag_set_int("epoch", 0);
+      strata_complete("dataloader.next", "dataloader", t0, 60000000);
+      strata_complete("train.step", "compute", t0 + 60000000, 40000000);
+      strata_tag_clear();
+      _exit(0);
+    }
+  }
+  for (int r = 0; r < 2; ++r) waitpid(kids[r], NULL, 0);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const char* m = argv[1];
@@ -419,6 +440,8 @@ int main(int argc, char** argv) {
     overlap(argv[2]);
   } else if (!strcmp(m, "align") && argc == 3) {
     align_io(argv[2]);
+  } else if (!strcmp(m, "ranks") && argc == 2) {
+    ranks();
   } else if (!strcmp(m, "seeks") && argc == 3) {
     seeks_io(argv[2]);
   } else if (!strcmp(m, "all") && argc == 3) {

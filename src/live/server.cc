@@ -179,12 +179,19 @@ struct Server::Impl {
     for (size_t i = 0; i < job.procs.size(); ++i) {
       const auto& p = job.procs[i];
       auto mode = modes.find(p.meta.pid);
+      // A profile-mode process wrote counters, not events: its bytes are theirs.
+      int64_t read = p.bytes_read, written = p.bytes_written;
+      if (read == 0 && written == 0)
+        for (const auto& [path, r] : p.posix) {
+          read += r.counters[counters::POSIX_BYTES_READ];
+          written += r.counters[counters::POSIX_BYTES_WRITTEN];
+        }
       s += (i ? ", " : "") + std::string("{\"pid\": ") + std::to_string(p.meta.pid) +
            ", \"ppid\": " + std::to_string(p.meta.ppid) + ", \"command\": " + json::quoted(p.meta.cmdline) +
            ", \"host\": " + json::quoted(p.meta.host) + ", \"state\": \"exited\", \"mode\": " +
            (mode == modes.end() ? std::string("null") : "\"" + mode->second + "\"") +
            ", \"events\": " + std::to_string(p.events) + ", \"events_per_s\": 0, \"read_bytes\": " +
-           std::to_string(p.bytes_read) + ", \"written_bytes\": " + std::to_string(p.bytes_written) +
+           std::to_string(read) + ", \"written_bytes\": " + std::to_string(written) +
            ", \"read_bytes_per_s\": 0, \"written_bytes_per_s\": 0, \"dropped\": 0, \"open_files\": [], \"tags\": {}}";
     }
     finished_status = s + "]}";

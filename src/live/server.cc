@@ -246,11 +246,9 @@ struct Server::Impl {
     http.Get("/api/counters", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string prefix = req.get_param_value("path");
       if (o.finished) return reply(res, 200, counters_json(job, prefix));
-      {
-        std::lock_guard lock(mu);
-        channel->request_snapshot(2000);
-      }
       try {
+        // A channel of its own: the 2 s wait for snapshots holds up no other request.
+        Channel(o.trace_dir, [](const std::string&) {}).request_snapshot(2000);
         reply(res, 200, trace_counters_json(o.trace_dir, prefix));
       } catch (const std::exception& e) {
         reply(res, 500, error_json(o.trace_dir + ": cannot read the counters: " + e.what()));

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 import urllib.error
@@ -304,3 +305,44 @@ def test_killed_launcher_leaves_the_job_running_and_the_trace_readable(tmp_path)
     assert p.returncode == 0, p.stderr
     pids = {p["pid"] for p in json.loads(p.stdout).get("processes", [])}
     assert {j.parent, j.child} <= pids, pids
+
+
+def run_strata(*args, timeout=120):
+    return subprocess.run([strata_bin(), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout, env=clean_env())
+
+
+def test_run_live_options(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.2", 0))
+        port = s.getsockname()[1]
+    p = run_strata("run", "--live", "--listen", "127.0.0.2", "--port", port, "-o", tmp_path / "t", "--",
+                   PYTHON, "-c", "import sys; sys.exit(3)")
+    assert p.returncode == 3, p.stderr
+    assert "strata: warning: live server listening on 127.0.0.2" in p.stderr
+    assert "strata: live at http://127.0.0.2:%d/?token=" % port in p.stderr
+    assert not (tmp_path / "t" / ".live" / "server").exists()
+    assert (tmp_path / "t" / ".live").stat().st_mode & 0o777 == 0o700
+    q = run_strata("run", "--live", "-q", "-o", tmp_path / "q", "--", PYTHON, "-c", "print('only this')")
+    assert q.returncode == 0 and q.stdout == "only this\n" and q.stderr == "", q.stderr
+
+
+def test_a_busy_port_leaves_the_job_alone(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        p = run_strata("run", "--live", "--port", port, "-o", tmp_path / "t", "--", PYTHON, "-c", "print('ran')")
+    assert p.returncode == 0 and p.stdout == "ran\n"
+    assert "strata: warning: no live server (cannot listen on 127.0.0.1:%d" % port in p.stderr
+    assert "strata ctl %s still works" % (tmp_path / "t") in p.stderr
+
+
+def test_modes_and_server_options_need_live(tmp_path):
+    for args, message in ((["-m", "off"], "-m off needs --live"), (["-m", "smart"], "-m smart needs --live"),
+                          (["--port", "8080"], "--port and --listen need --live")):
+        p = run_strata("run", *args, "-o", tmp_path / "t", "--", PYTHON, "-c", "pass")
+        assert p.returncode == 2 and message in p.stderr, p.stderr
+        assert not (tmp_path / "t").exists()
+    p = run_strata("ctl", tmp_path, "mode", "trace", "--for", "soon")
+    assert p.returncode != 0 and "soon: not a duration" in p.stderr, p.stderr

@@ -294,7 +294,12 @@ struct Server::Impl {
       auto& series = history[p.pid];
       if (!series.empty() && series.back()[0] == now) series.pop_back();  // an exec'd image: its newest slot wins
       series.push_back({now, p.events_per_s, p.read_bytes_per_s, p.written_bytes_per_s});
+    }
+    // Older samples go, and with them the series of processes gone for 10 minutes.
+    for (auto it = history.begin(); it != history.end();) {
+      auto& series = it->second;
       while (!series.empty() && series.front()[0] + kHistorySeconds < now) series.pop_front();
+      it = series.empty() ? history.erase(it) : std::next(it);
     }
   }
 

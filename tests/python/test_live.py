@@ -348,3 +348,18 @@ def test_modes_and_server_options_need_live(tmp_path):
         assert not (tmp_path / "t").exists()
     p = run_strata("ctl", tmp_path, "mode", "trace", "--for", "soon")
     assert p.returncode != 0 and "soon: not a duration" in p.stderr, p.stderr
+
+
+def test_a_killed_process_reads_as_gone(tmp_path):
+    j = Job(tmp_path, "gone")
+    try:
+        (j.work / "kill-child").touch()
+        wait_for("the killed child gone", lambda: {p["pid"]: p["state"] for p in j.get("/api/status")["processes"]}
+                 .get(j.child) == "gone")
+        assert j.process(j.parent)["state"] == "running"
+        status, answer = j.post_mode({"mode": "trace", "pid": j.child})
+        assert status == 404 and "no running process with pid %d" % j.child in answer["error"]
+        status, answer = j.post_mode({"mode": "trace"})
+        assert status == 200 and answer["switched"] == [j.parent], answer
+    finally:
+        assert j.stop() == 0

@@ -7,9 +7,11 @@ Writes WORK/fixed.bin (exactly 100000 bytes, one write) first, then WORK/pids
 ("parent child"), then reads WORK/data.bin in 4 KiB preads in both processes
 (the child also rewrites WORK/scratch-child.bin), and at the end writes
 WORK/result.bin (16 writes of 65536 bytes) and prints one line. Everything it
-writes is the same in every run, traced or not.
+writes is the same in every run, traced or not. When WORK/kill-child appears,
+the parent kills its child with SIGKILL (a process that vanishes unannounced).
 """
 import os
+import signal
 import sys
 import time
 
@@ -24,7 +26,7 @@ def write_all(path, chunks):
     os.close(fd)
 
 
-def loop(scratch=None):
+def loop(scratch=None, child=None):
     deadline = time.monotonic() + 120
     data = os.path.join(work, "data.bin")
     while True:  # at least once, so the outputs exist even when stop does from the start
@@ -34,6 +36,9 @@ def loop(scratch=None):
         os.close(fd)
         if scratch:
             write_all(scratch, [b"s" * 512])
+        if child and os.path.exists(os.path.join(work, "kill-child")):
+            os.kill(child, signal.SIGKILL)
+            child = None
         if os.path.exists(stop) or time.monotonic() > deadline:
             break
         time.sleep(0.01)
@@ -47,7 +52,7 @@ if child == 0:
 with open(os.path.join(work, "pids.tmp"), "w") as f:
     f.write("%d %d\n" % (os.getpid(), child))
 os.rename(os.path.join(work, "pids.tmp"), os.path.join(work, "pids"))
-loop()
+loop(child=child)
 os.waitpid(child, 0)
 write_all(os.path.join(work, "result.bin"), [bytes([i]) * 65536 for i in range(16)])
 print("live_loop done: 100000 + 1048576 bytes written")

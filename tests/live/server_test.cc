@@ -139,6 +139,17 @@ TEST(LiveServer, StatusAndHistory) {
   EXPECT_EQ(history.rfind("{\"interval_s\": 1, \"series\": {\"" + std::to_string(getpid()) + "\": [[", 0), 0u) << history;
 }
 
+TEST(LiveServer, CountersBeforeAnyTraceFileAreEmpty) {
+  LiveServer s;
+  auto c = s.client();
+  auto r = c.Get("/api/counters?path=/data", s.auth());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "{\"files\": [\n]}");
+  // The running process was asked for a snapshot.
+  EXPECT_EQ(s.slot->operator->()->snapshot_seq.load(), 1u);
+}
+
 TEST(LiveServer, ModeRequests) {
   LiveServer s;
   auto c = s.client();

@@ -195,6 +195,16 @@ def test_per_pid_switch_and_timed_revert(job):
     wait_for("the child back in profile after 2 s", lambda: job.process(job.child)["mode"] == "profile", timeout=10)
 
 
+def test_job_wide_timed_switch_reverts_processes_and_the_job_mode(job):
+    status, answer = job.post_mode({"mode": "trace", "for_s": 1.5})
+    assert status == 200 and sorted(answer["switched"]) == sorted([job.parent, job.child]), answer
+    status = job.get("/api/status")
+    assert status["job"]["mode"] == "trace" and status["job"]["revert_mode"] == "profile"
+    assert status["job"]["revert_at_wall_ns"] > time.time_ns()
+    wait_for("both back in profile", lambda: {p["mode"] for p in job.running().values()} == {"profile"}, timeout=10)
+    assert job.get("/api/status")["job"] == {"mode": "profile"}
+
+
 def test_history_keeps_a_sample_a_second(job):
     history = job.get("/api/history")
     assert history["interval_s"] == 1

@@ -350,9 +350,9 @@ def test_a_busy_port_leaves_the_job_alone(tmp_path):
     assert "strata ctl %s still works" % (tmp_path / "t") in p.stderr
 
 
-def test_modes_and_server_options_need_live(tmp_path):
-    for args, message in ((["-m", "off"], "-m off needs --live"), (["-m", "smart"], "-m smart needs --live"),
-                          (["--port", "8080"], "--port and --listen need --live")):
+def test_server_options_need_live(tmp_path):
+    for args, message in ((["--port", "8080"], "--port and --listen need --live"),
+                          (["--listen", "127.0.0.2"], "--port and --listen need --live")):
         p = run_strata("run", *args, "-o", tmp_path / "t", "--", PYTHON, "-c", "pass")
         assert p.returncode == 2 and message in p.stderr, p.stderr
         assert not (tmp_path / "t").exists()

@@ -163,7 +163,7 @@ struct Server::Impl {
     try {
       job = analysis::analyze_job(opts);
     } catch (const std::exception& e) {
-      throw ServerError(o.trace_dir + ": cannot read the trace: " + e.what());
+      throw ServerError(e.what());  // names the trace and what is wrong
     }
     std::ostringstream html, err;
     if (!analysis::write_html(job, opts, html, err)) throw ServerError(err.str());

@@ -61,14 +61,17 @@ def make_work(tmp_path, name):
 class Job:
     """A live_loop.py job under `strata run --live`, its URL and token."""
 
-    def __init__(self, tmp_path, name="job", extra_args=()):
+    def __init__(self, tmp_path, name="job", extra_args=(), exec_first=False):
         self.work = make_work(tmp_path, name)
+        loop = [PYTHON, LOOP, str(self.work)]
+        if exec_first:  # an image that execs the loop: its slot is replaced by the loop's
+            loop = [PYTHON, "-c", "import os, sys; os.execv(sys.argv[1], sys.argv[1:])"] + loop
         self.trace = tmp_path / (name + "-trace")
         self.stderr_path = tmp_path / (name + "-stderr.txt")
         self.stdout_path = tmp_path / (name + "-stdout.txt")
         with open(self.stderr_path, "w") as err, open(self.stdout_path, "w") as out:
             self.proc = subprocess.Popen([strata_bin(), "run", "--live", *extra_args, "-o", str(self.trace), "--",
-                                          PYTHON, LOOP, str(self.work)],
+                                          *loop],
                                          stdout=out, stderr=err, env=clean_env())
         line = wait_for("the live URL on stderr",
                         lambda: re.search(r"strata: live at (http://127\.0\.0\.1:\d+)/\?token=([0-9a-f]{32})\n",
@@ -371,5 +374,21 @@ def test_a_killed_process_reads_as_gone(tmp_path):
         assert status == 404 and "no running process with pid %d" % j.child in answer["error"]
         status, answer = j.post_mode({"mode": "trace"})
         assert status == 200 and answer["switched"] == [j.parent], answer
+    finally:
+        assert j.stop() == 0
+
+
+def test_an_exec_replaces_the_slot_and_switches_once(tmp_path):
+    j = Job(tmp_path, "exec", exec_first=True)
+    try:
+        mine = [p for p in j.get("/api/status")["processes"] if p["pid"] == j.parent]
+        assert [p["state"] for p in mine] == ["replaced", "running"], mine
+        assert mine[0]["command"].startswith(PYTHON + " -c import os")
+        assert mine[1]["command"] == "%s %s %s" % (PYTHON, LOOP, j.work)
+        status, answer = j.post_mode({"mode": "trace", "pid": j.parent})
+        assert status == 200 and answer == {"switched": [j.parent], "pending": []}, answer
+        assert [p["mode"] for p in j.get("/api/status")["processes"] if p["pid"] == j.parent][1] == "trace"
+        status = json.loads(ctl(j.trace, "status", "--json").stdout)
+        assert [p["state"] for p in status["processes"] if p["pid"] == j.parent] == ["replaced", "running"]
     finally:
         assert j.stop() == 0

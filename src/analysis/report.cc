@@ -79,7 +79,7 @@ size_t text_rows(const AnalyzeOptions& o) {
 }
 
 // Processes listed one per line in the job tree without --all.
-constexpr size_t kTreeRows = 2;
+constexpr size_t kTreeRows = 1;  // the job's root; --all draws the tree
 
 // Shortens `s` to `cols` columns, keeping its start (a command line).
 std::string clip_back(const std::string& s, size_t cols) {
@@ -126,27 +126,52 @@ Totals totals(const Job& job) {
   return t;
 }
 
+// The process tree: one row per process image. An image that replaced
+// another by exec (same pid, started later) is drawn under it as "exec";
+// a forked child under the image of its parent that was running when it started.
 void print_tree(const Job& job, size_t max_rows, std::ostream& out) {
-  std::map<int64_t, const ProcResult*> by_pid;
-  for (auto& p : job.procs) by_pid.emplace(p.meta.pid, &p);
-  std::map<int64_t, std::vector<int64_t>> kids;
-  std::vector<int64_t> roots;
-  for (auto& p : job.procs) {
-    int64_t parent = p.meta.ppid;
-    if (by_pid.count(parent) && parent != p.meta.pid)
-      kids[parent].push_back(p.meta.pid);
-    else
-      roots.push_back(p.meta.pid);
-  }
-  std::set<int64_t> seen;
+  const size_t n = job.procs.size();
+  auto start_of = [&](size_t i) {
+    const ProcResult& p = job.procs[i];
+    return p.meta.start_ns >= 0 ? p.meta.start_ns : p.first_ts;
+  };
+  std::map<int64_t, std::vector<size_t>> images;  // pid -> images in start order
+  for (size_t i = 0; i < n; ++i) images[job.procs[i].meta.pid].push_back(i);
+  for (auto& [pid, v] : images)
+    std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return start_of(a) < start_of(b); });
+  std::vector<std::vector<size_t>> kids(n);
+  std::vector<bool> is_exec(n, false);
+  std::vector<size_t> roots;
+  for (auto& [pid, v] : images)
+    for (size_t k = 0; k < v.size(); ++k) {
+      const size_t i = v[k];
+      if (k > 0) {
+        kids[v[k - 1]].push_back(i);
+        is_exec[i] = true;
+        continue;
+      }
+      auto parent = images.find(job.procs[i].meta.ppid);
+      if (parent == images.end() || job.procs[i].meta.ppid == pid) {
+        roots.push_back(i);
+        continue;
+      }
+      size_t host = parent->second.front();
+      for (size_t c : parent->second)
+        if (start_of(c) <= start_of(i)) host = c;
+      kids[host].push_back(i);
+    }
+  for (auto& k : kids)
+    std::stable_sort(k.begin(), k.end(), [&](size_t a, size_t b) { return start_of(a) < start_of(b); });
   size_t rows = 0;
-  std::function<void(int64_t, int)> rec = [&](int64_t pid, int depth) {
-    if (!seen.insert(pid).second) return;
+  std::vector<bool> seen(n, false);
+  std::function<void(size_t, int)> rec = [&](size_t i, int depth) {
+    if (seen[i]) return;
+    seen[i] = true;
     if (rows++ < max_rows) {
-      const ProcResult& p = *by_pid[pid];
+      const ProcResult& p = job.procs[i];
       std::ostringstream line;
-      line << "  " << std::string(static_cast<size_t>(depth) * 2, ' ') << (depth ? "\u2514\u2500 " : "") << "pid "
-           << pid;
+      line << "  " << std::string(static_cast<size_t>(depth) * 2, ' ') << (depth ? "\u2514\u2500 " : "")
+           << (is_exec[i] ? "exec " : "") << "pid " << p.meta.pid;
       if (p.meta.rank >= 0) line << " rank " << p.meta.rank;
       if (!p.meta.host.empty()) line << " @" << p.meta.host;
       line << "  " << p.threads << " thread(s), " << p.events << " events";
@@ -157,9 +182,9 @@ void print_tree(const Job& job, size_t max_rows, std::ostream& out) {
         text += "  $ " + clip_back(p.meta.cmdline, kTextColumns - used);
       out << text << "\n";
     }
-    for (int64_t k : kids[pid]) rec(k, depth + 1);
+    for (size_t k : kids[i]) rec(k, depth + 1);
   };
-  for (int64_t r : roots) rec(r, 0);
+  for (size_t r : roots) rec(r, 0);
   if (rows > max_rows)
     out << "  ... " << plural(rows - max_rows, "more process", "more processes") << " (--all lists them)\n";
 }
@@ -412,13 +437,7 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   std::vector<DatasetDir> dirs = dataset_dirs(job);
   std::erase_if(dirs, [&](const DatasetDir& d) { return !path_selected(o, d.dir); });
   std::set<std::pair<std::string, Role>> rolled;
-  if (!dirs.empty()) {
-    out << "  data set directories (" << kDirGroupMin << " or more data set files of one role; --json \"dataset_dirs\"):\n";
-    for (auto& d : dirs) {
-      rolled.insert({d.dir, d.role});
-      print_dataset_dir(d, job, out);
-    }
-  }
+  for (auto& d : dirs) rolled.insert({d.dir, d.role});
   // Environment files are summed unless listed (--all) or asked for (--path).
   const bool list_env = o.all || !o.path.empty();
   std::vector<const FileAgg*> fv;
@@ -449,8 +468,11 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
     int64_t ta = a->read_ns + a->write_ns + a->meta_ns, tb = b->read_ns + b->write_ns + b->meta_ns;
     return ta != tb ? ta > tb : a->path < b->path;
   });
-  if (!dirs.empty())
-    out << "  other files (" << hidden << " file(s) of the directories above not listed one by one; --json for each):\n";
+  // One header for the directories: the files they roll up are not listed again.
+  if (!dirs.empty()) {
+    out << "  data set directories (" << hidden << " file(s) rolled up, not listed below; --json \"dataset_dirs\"):\n";
+    for (auto& d : dirs) print_dataset_dir(d, job, out);
+  }
   const size_t shown = std::min(fv.size(), text_rows(o));
   for (size_t i = 0; i < shown; ++i) print_file(*fv[i], job, o, out);
   if (fv.size() > shown) out << "  ... " << fv.size() - shown << " more (--top N, --all)\n";

@@ -205,7 +205,7 @@ size_t read_small_file(const char* path, char* buf, size_t cap) {
 }
 
 int64_t rank_from_env() {
-  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID", "RANK"}) {
     if (const char* s = getenv(v)) return std::strtoll(s, nullptr, 10);
   }
   return -1;

@@ -463,13 +463,15 @@ void CounterEngine::merge(const CounterEngine& other) {
     }
     if (c[POSIX_RENAMED_FROM] == 0) c[POSIX_RENAMED_FROM] = oc[POSIX_RENAMED_FROM];
     if (c[POSIX_MODE] == 0) c[POSIX_MODE] = oc[POSIX_MODE];
-    c[POSIX_BYTES_READ] += oc[POSIX_BYTES_READ];
-    c[POSIX_BYTES_WRITTEN] += oc[POSIX_BYTES_WRITTEN];
+    // -1 is "unknown" (a trace without sizes): unknown plus anything stays unknown.
+    auto add = [](int64_t& a, int64_t b) { a = a < 0 || b < 0 ? -1 : a + b; };
+    add(c[POSIX_BYTES_READ], oc[POSIX_BYTES_READ]);
+    add(c[POSIX_BYTES_WRITTEN], oc[POSIX_BYTES_WRITTEN]);
     c[POSIX_MAX_BYTE_READ] = std::max(c[POSIX_MAX_BYTE_READ], oc[POSIX_MAX_BYTE_READ]);
     c[POSIX_MAX_BYTE_WRITTEN] = std::max(c[POSIX_MAX_BYTE_WRITTEN], oc[POSIX_MAX_BYTE_WRITTEN]);
-    for (int j = POSIX_CONSEC_READS; j <= POSIX_MEM_NOT_ALIGNED; ++j) c[j] += oc[j];
-    c[POSIX_FILE_NOT_ALIGNED] += oc[POSIX_FILE_NOT_ALIGNED];
-    for (int j = POSIX_SIZE_READ_0_100; j <= POSIX_SIZE_WRITE_1G_PLUS; ++j) c[j] += oc[j];
+    for (int j = POSIX_CONSEC_READS; j <= POSIX_MEM_NOT_ALIGNED; ++j) add(c[j], oc[j]);
+    add(c[POSIX_FILE_NOT_ALIGNED], oc[POSIX_FILE_NOT_ALIGNED]);
+    for (int j = POSIX_SIZE_READ_0_100; j <= POSIX_SIZE_WRITE_1G_PLUS; ++j) add(c[j], oc[j]);
     r->access.merge(o.access);
     r->stride.merge(o.stride);
     double* f = r->fcounters;

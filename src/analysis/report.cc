@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "analysis/analyze.h"
 #include "analysis/report_sections.h"
@@ -809,25 +810,52 @@ namespace {
 // One module's records in darshan-parser's layout: a line per counter, integer
 // counters then floating ones, for every record of every process.
 template <class Record>
+const std::vector<Record>& records_of(const counters::CounterEngine& e) {
+  if constexpr (std::is_same_v<Record, counters::PosixRecord>) return e.posix();
+  else return e.stdio();
+}
+
+// Darshan's records are one per (rank, file): processes without a rank
+// (-1, Darshan's "shared by all ranks") and processes sharing one (forked
+// DataLoader workers inherit their rank) are reduced into one record the way
+// Darshan reduces shared files (sums, minimum start, maximum end).
+template <class Record>
 void write_darshan_module(std::ostream& out, const char* module, const Job& job,
                           std::vector<std::pair<std::string, Record>> ProcResult::*records, const char* const* names,
                           int count, const char* const* fnames, int fcount, const std::string& prefix) {
   out << "\n#<module>\t<rank>\t<record id>\t<counter>\t<value>\t<file name>\t<mount pt>\t<fs type>\n";
-  char line[1024];
-  for (size_t i = 0; i < job.procs.size(); ++i) {
-    // Rank: the MPI rank when known, else the process' index in the job.
-    const int64_t rank = job.procs[i].meta.rank >= 0 ? job.procs[i].meta.rank : static_cast<int64_t>(i);
-    for (auto& [path, r] : job.procs[i].*records) {
+  std::map<std::string, uint32_t> ids;
+  std::vector<std::string> paths{""};
+  std::map<int64_t, counters::CounterEngine> by_rank;
+  for (const ProcResult& p : job.procs) {
+    counters::CounterEngine one;
+    for (auto& [path, r] : p.*records) {
       if (path.compare(0, prefix.size(), prefix) != 0) continue;
+      auto [it, fresh] = ids.emplace(path, static_cast<uint32_t>(paths.size()));
+      if (fresh) paths.push_back(path);
+      Record copy = r;
+      copy.file = it->second;
+      one.adopt(copy);
+    }
+    by_rank[p.meta.rank >= 0 ? p.meta.rank : -1].merge(one);
+  }
+  char line[1024];
+  for (auto& [rank, engine] : by_rank) {
+    engine.finalize();
+    std::vector<const Record*> sorted;
+    for (const Record& r : records_of<Record>(engine)) sorted.push_back(&r);
+    std::sort(sorted.begin(), sorted.end(), [&](auto* x, auto* y) { return paths[x->file] < paths[y->file]; });
+    for (const Record* r : sorted) {
+      const std::string& path = paths[r->file];
       const uint64_t id = counters::record_id(path);
       for (int c = 0; c < count; ++c) {
         std::snprintf(line, sizeof line, "%s\t%" PRId64 "\t%" PRIu64 "\t%s\t%" PRId64 "\t%s\tUNKNOWN\tUNKNOWN\n", module,
-                      rank, id, names[c], r.counters[c], path.c_str());
+                      rank, id, names[c], r->counters[c], path.c_str());
         out << line;
       }
       for (int c = 0; c < fcount; ++c) {
         std::snprintf(line, sizeof line, "%s\t%" PRId64 "\t%" PRIu64 "\t%s\t%f\t%s\tUNKNOWN\tUNKNOWN\n", module, rank,
-                      id, fnames[c], r.fcounters[c], path.c_str());
+                      id, fnames[c], r->fcounters[c], path.c_str());
         out << line;
       }
     }

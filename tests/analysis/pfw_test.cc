@@ -135,8 +135,11 @@ TEST(Pfw, DarshanLayout) {
   const std::string s = out.str();
   EXPECT_NE(s.find("#<module>\t<rank>\t<record id>\t<counter>\t<value>\t<file name>\t<mount pt>\t<fs type>"),
             std::string::npos);
-  EXPECT_NE(s.find("\tPOSIX_OPENS\t2\t" + kData + "\t"), std::string::npos);
-  EXPECT_NE(s.find("\tPOSIX_BYTES_READ\t128\t" + kData + "\t"), std::string::npos);
+  // The probe and the child it forked both read the file; without MPI ranks
+  // their records reduce into one of rank -1, as Darshan reduces shared files.
+  EXPECT_NE(s.find("POSIX\t-1\t"), std::string::npos);
+  EXPECT_NE(s.find("\tPOSIX_OPENS\t3\t" + kData + "\t"), std::string::npos);
+  EXPECT_NE(s.find("\tPOSIX_BYTES_READ\t192\t" + kData + "\t"), std::string::npos);
   EXPECT_NE(s.find("\tSTDIO_BYTES_READ\t64\t" + kData + "\t"), std::string::npos);
-  EXPECT_NE(s.find("\tPOSIX_F_READ_TIME\t0.000007\t" + kData), std::string::npos);
+  EXPECT_NE(s.find("\tPOSIX_F_READ_TIME\t0.000009\t" + kData), std::string::npos);
 }

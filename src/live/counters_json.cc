@@ -43,8 +43,8 @@ std::string counters_json(const analysis::Job& job, const std::string& path_pref
   bool first = true;
   for (size_t i = 0; i < job.procs.size(); ++i) {
     const auto& p = job.procs[i];
-    // Rank as in `strata analyze --darshan`: the MPI rank, else the index.
-    const int64_t rank = p.meta.rank >= 0 ? p.meta.rank : static_cast<int64_t>(i);
+    // Rank as in `strata analyze --darshan`: the process's rank, else -1.
+    const int64_t rank = p.meta.rank >= 0 ? p.meta.rank : -1;
     append_records(o, first, "POSIX", p, rank, p.posix, counters::kPosixCounterNames, counters::POSIX_NUM_INDICES,
                    counters::kPosixFCounterNames, counters::POSIX_F_NUM_INDICES, path_prefix);
     append_records(o, first, "STDIO", p, rank, p.stdio, counters::kStdioCounterNames, counters::STDIO_NUM_INDICES,

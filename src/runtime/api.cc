@@ -23,6 +23,12 @@ ThreadState* app_thread() {
   return t && !t->busy ? t : nullptr;
 }
 
+// The thread state if the API may record an event now: tags and open regions
+// are kept while the live mode is off, so they are right when it comes back.
+ThreadState* recording_app_thread() {
+  return g_hot.app_record.load(std::memory_order_relaxed) ? app_thread() : nullptr;
+}
+
 uint32_t intern_name(const char* name, const char* cat, fmt::EventKind kind, uint32_t fields) {
   uint32_t key[4] = {g.strings.intern(name ? name : ""), g.strings.intern(cat && *cat ? cat : "app"),
                      static_cast<uint32_t>(kind), fields};
@@ -99,11 +105,11 @@ void strata_region_end(void) {
   --t->depth;
   if (t->depth >= kMaxRegionDepth) return;
   const auto& open = t->regions[t->depth];
-  record_event(t, open.name, open.t0, now_ticks(), -1, 0, -1, -1, 0, 0);
+  if (g_hot.app_record.load(std::memory_order_relaxed)) record_event(t, open.name, open.t0, now_ticks(), -1, 0, -1, -1, 0, 0);
 }
 
 void strata_complete(const char* name, const char* category, uint64_t start_ns, uint64_t dur_ns) {
-  ThreadState* t = app_thread();
+  ThreadState* t = recording_app_thread();
   if (!t) return;
   uint32_t nid;
   {
@@ -115,7 +121,7 @@ void strata_complete(const char* name, const char* category, uint64_t start_ns, 
 
 void strata_complete_io(const char* name, const char* category, uint64_t start_ns, uint64_t dur_ns,
                         const char* path, int64_t size, int64_t ret) {
-  ThreadState* t = app_thread();
+  ThreadState* t = recording_app_thread();
   if (!t) return;
   uint32_t nid, sid = 0;
   {
@@ -128,7 +134,7 @@ void strata_complete_io(const char* name, const char* category, uint64_t start_n
 }
 
 void strata_instant(const char* name, const char* category) {
-  ThreadState* t = app_thread();
+  ThreadState* t = recording_app_thread();
   if (!t) return;
   uint32_t nid;
   {
@@ -140,7 +146,7 @@ void strata_instant(const char* name, const char* category) {
 }
 
 void strata_counter(const char* name, int64_t value) {
-  ThreadState* t = app_thread();
+  ThreadState* t = recording_app_thread();
   if (!t) return;
   uint32_t nid;
   {

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "runtime/direct.h"
+#include "runtime/live.h"
 #include "runtime/state.h"
 #include "runtime/sys.h"
 #include "runtime/writer.h"
@@ -104,8 +105,9 @@ void read_config() {
       std::strcpy(c.dir, abs);
     }
   }
-  const char* mode = getenv("STRATA_MODE");
-  c.profile_mode = mode && std::strcmp(mode, "profile") == 0;
+  const char* live = getenv("STRATA_LIVE");
+  c.live = live && std::strcmp(live, "1") == 0;
+  c.smart_steps = static_cast<uint32_t>(env_plain_u64("STRATA_SMART_STEPS", 3));
   // 4 MiB (65,536 events) per thread that records: bursts of several threads
   // doing tiny I/O on 2 cores outran 1 MiB rings (measured: ~4,600 drops in
   // 1 run of 5 with 4 threads x 20,000 preads and a fork).
@@ -206,6 +208,7 @@ void fork_child() {
   fd_offsets_shared();
   g.finalized.store(false);
   take_time_anchors();
+  live_forget_in_child();
   writer_child_after_fork();
   g_hot.direct = g.direct_eligible;  // the child has one application thread
 }
@@ -275,9 +278,23 @@ bool direct::eligible() {
   return ok;
 }
 
+namespace {
+bool g_recording = true;  // false while the live mode is off
+void store_record_flags() {
+  const bool on = g_hot.active && g_recording;
+  for (int l = 0; l < 3; ++l) g_hot.record[l].store(on && g_hot.layer_on[l], std::memory_order_relaxed);
+  g_hot.app_record.store(on && g_hot.app_on, std::memory_order_relaxed);
+}
+}  // namespace
+
 void set_active(bool on) {
   g_hot.active = on;
-  for (int l = 0; l < 3; ++l) g_hot.record[l] = on && g_hot.layer_on[l];
+  store_record_flags();
+}
+
+void set_recording(bool recording) {
+  g_recording = recording;
+  store_record_flags();
 }
 
 namespace {
@@ -304,6 +321,7 @@ void begin_tracing() {
   const bool single_threaded = __libc_single_threaded;
   g.direct_eligible = direct::eligible();
   g.finalized.store(false, std::memory_order_release);
+  live_init_mode();
   if (!writer_made) writer_start();
   else writer_restart();
   writer_made = true;
@@ -368,7 +386,8 @@ void flush_all(bool final_flush) {
 
 void finalize_process(int exit_status, Fn how) {
   if (!g_hot.active || g.finalized.load(std::memory_order_acquire)) return;
-  const bool proc_on = g_hot.layer_on[static_cast<int>(Layer::PROC)];
+  const bool proc_on = g_hot.record[static_cast<int>(Layer::PROC)].load(std::memory_order_relaxed);
+  live_set_exit_status(exit_status);
   if (ThreadState* t = thread_state(); t && how != Fn::kNone && proc_on) {
     uint64_t now = now_ticks();
     record_event(t, static_cast<uint32_t>(how), now, now, -1, 0, -1, -1, exit_status, 0);
@@ -381,11 +400,13 @@ bool is_vfork_child() { return g_hot.active && sys::getpid() != g.pid; }
 void before_exec() {
   if (!g_hot.active || is_vfork_child()) return;
   flush_all(true);
+  live_end(true);
 }
 
 void after_failed_exec() {
   if (!g_hot.active || is_vfork_child()) return;
   g.finalized.store(false, std::memory_order_release);
+  live_exec_failed();
 }
 
 namespace {

@@ -165,7 +165,8 @@ inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldEr
   X(_Exit, "_Exit", PROC, kProc, None, 0)                         \
   X(signal_flush, "signal", PROC, kProc, None, 0)                 \
   X(fileno, "fileno", POSIX, kFdOp, Fileno, 0)                    \
-  X(rename_target, "rename.target", POSIX, kRenameTarget, RenameDst, 0)                
+  X(rename_target, "rename.target", POSIX, kRenameTarget, RenameDst, 0) \
+  X(mode, "mode", PROC, kProc, None, 0)
 
 // X(identifier, category (the event's cat), STRATA_LAYERS item, has a Darshan
 // counter module, counter module). Adding a layer is adding a row here, its

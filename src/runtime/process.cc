@@ -82,7 +82,7 @@ char** with_strata_env(char* const* envp, char** out) {
 #define STRATA_ENV(envp) with_strata_env((envp), static_cast<char**>(alloca((count(envp) + kMaxInherited + 1) * sizeof(char*))))
 
 void record_proc(Fn fn, const char* program, int64_t ret, int err) {
-  if (!g_hot.active || !g_hot.layer_on[static_cast<int>(PR)] || is_vfork_child()) return;
+  if (!g_hot.record[static_cast<int>(PR)].load(std::memory_order_relaxed) || is_vfork_child()) return;
   ThreadState* t = thread_state();
   if (!t || t->busy) return;
   uint32_t sid = program ? g.strings.intern(program) : 0;

@@ -69,12 +69,19 @@ struct HotConfig {
   bool use_tsc = false;   // ticks are TSC cycles, else CLOCK_MONOTONIC ns
   bool layer_on[3] = {true, true, true};  // Layer::POSIX, STDIO, PROC
   bool app_on = true;
-  // active && layer_on[layer]: the one byte an interposer tests first.
-  bool record[3] = {false, false, false};
+  // active && layer_on[layer] && the live mode records (live.h): the one byte
+  // an interposer tests first. Atomic because `strata ctl mode` flips it from
+  // the writer thread while application threads read it; a relaxed load is a
+  // plain load, so the hot path costs what it did.
+  std::atomic<bool> record[3] = {false, false, false};
+  std::atomic<bool> app_record{false};  // active && app_on && the live mode records
   bool direct = false;  // read/write family as direct system calls (direct.h)
 };
 extern HotConfig g_hot __attribute__((visibility("hidden")));
 void set_active(bool on);  // sets active and record[]
+// Recomputes record[] and app_record: `recording` is false while the live
+// mode is off (live.cc).
+void set_recording(bool recording);
 
 // A tick is 2^kTscShift TSC cycles when the TSC is used (3.1 ns at 2.6 GHz:
 // finer than the clock read costs, and 3 noise bits fewer per timestamp).
@@ -149,7 +156,7 @@ void record_event(ThreadState* t, uint32_t name, uint64_t t0, uint64_t t1, int f
 // The calling thread's state when an event of `layer` is to be recorded now:
 // tracing is on, the layer is on, and the thread is not inside the runtime.
 __attribute__((always_inline)) inline ThreadState* recording_thread(Layer layer) {
-  if (!g_hot.record[static_cast<int>(layer)]) return nullptr;
+  if (!g_hot.record[static_cast<int>(layer)].load(std::memory_order_relaxed)) return nullptr;
   ThreadState* t = t_state;
   if (__builtin_expect(t == nullptr, 0)) t = t_done ? nullptr : create_thread_state();
   return t && !t->busy ? t : nullptr;

@@ -18,7 +18,8 @@ inline constexpr int kPathMax = 4096;
 
 struct Config {
   char dir[kPathMax];          // STRATA_DIR
-  bool profile_mode;           // STRATA_MODE=profile
+  bool live;                   // STRATA_LIVE=1: report to and obey <dir>/.live/ (live.cc)
+  uint32_t smart_steps;        // STRATA_SMART_STEPS: steps of each epoch traced in full in mode smart
   uint64_t buffer_bytes;       // STRATA_BUFFER_SIZE, per thread ring
   uint64_t flush_interval_ms;  // STRATA_FLUSH_INTERVAL_MS
   int zstd_level;              // STRATA_ZSTD_LEVEL
@@ -55,6 +56,16 @@ class FdTable {
   }
   void clear_all();
   void share_all_offsets();
+  // Calls f(fd, entry) for every descriptor in state kFdTraced.
+  template <class F>
+  void for_each_traced(F f) const {
+    for (int c = 0; c < kChunks; ++c) {
+      const FdEntry* e = chunks_[c].load(std::memory_order_acquire);
+      if (!e) continue;
+      for (int i = 0; i < (1 << kChunkBits); ++i)
+        if (e[i].state.load(std::memory_order_relaxed) == kFdTraced) f((c << kChunkBits) | i, e[i]);
+    }
+  }
 
  private:
   FdEntry* get_slow(int fd);

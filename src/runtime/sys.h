@@ -16,6 +16,11 @@ inline void* map(size_t bytes) {
   long r = syscall(SYS_mmap, nullptr, bytes, 3 /*PROT_READ|PROT_WRITE*/, 0x22 /*MAP_PRIVATE|MAP_ANONYMOUS*/, -1, 0);
   return (r < 0 && r > -4096) ? nullptr : reinterpret_cast<void*>(r);
 }
+// A shared read-write mapping of a file (the live channel's slot).
+inline void* map_shared(int fd, size_t bytes) {
+  long r = syscall(SYS_mmap, nullptr, bytes, 3 /*PROT_READ|PROT_WRITE*/, 0x01 /*MAP_SHARED*/, fd, 0);
+  return (r < 0 && r > -4096) ? nullptr : reinterpret_cast<void*>(r);
+}
 inline void unmap(void* p, size_t bytes) { syscall(SYS_munmap, p, bytes); }
 inline int open(const char* path, int flags, int mode) { return static_cast<int>(syscall(SYS_openat, -100, path, flags, mode)); }
 inline int close(int fd) { return static_cast<int>(syscall(SYS_close, fd)); }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "format/encoder.h"
+#include "runtime/live.h"
 #include "runtime/profile.h"
 #include "runtime/state.h"
 #include "runtime/sys.h"
@@ -54,6 +55,10 @@ struct WriterState {
   pthread_t thread{};
   std::atomic<bool> thread_running{false};
   std::atomic<uint32_t> wake_word{0};
+  // The futex word the writer sleeps on: wake_word, or under --live the word
+  // in this process's live slot, which controllers in other processes bump.
+  std::atomic<std::atomic<uint32_t>*> wake_ptr{nullptr};
+  uint32_t writer_tid = 0;  // the thread the PROC "mode" events are written for
   std::atomic<bool> stop{false};
   // Flush requests: a ticket count (high bits) and the flags asked for since
   // the writer last took them (kFlushBit, kFinalBit). The writer takes the
@@ -230,7 +235,7 @@ void write_process_block() {
   p.hostname = u.nodename;
   p.exe = exe;
   p.version = STRATA_VERSION_STRING;
-  p.mode = g.cfg.profile_mode ? "profile" : "trace";
+  p.mode = fmt::kLiveModeNames[static_cast<uint32_t>(live_mode())];
   p.argv = std::move(argv);
   w.payload->clear();
   fmt::encode_process(p, *w.payload);
@@ -371,8 +376,39 @@ uint32_t& emitted_name_of(ThreadState* s) {
   return seen->back().emitted_name;
 }
 
-// Drains rings holding at least min_events (all of them when min_events is 1).
+std::vector<RawEvent>* smart_scratch = nullptr;
+
+// Writes the events of [tail, tail + n) that smart mode keeps as one block.
+void write_smart_events(ThreadState* s, uint64_t tail, uint64_t n) {
+  if (!smart_scratch) smart_scratch = new std::vector<RawEvent>();
+  std::vector<RawEvent>& kept = *smart_scratch;
+  kept.clear();
+  for (uint64_t i = 0; i < n; ++i) {
+    const RawEvent& e = s->ring.slots[(tail + i) & (s->ring.capacity - 1)];
+    if (live_smart_keep(e)) kept.push_back(e);
+  }
+  w.events_written += n - kept.size();  // recorded into the counters only
+  if (kept.empty()) return;
+  const size_t prefix = w.encoder->encode(s->tid, kept.data(), kept.size(), *w.payload);
+  if (write_block(fmt::BlockType::kEvents, static_cast<uint32_t>(kept.size()), true, prefix)) w.events_written += kept.size();
+  else w.write_dropped += kept.size();
+}
+
+// Feeds [tail, head) of a ring to the counter engine and the live status.
+void consume(const Ring& r, uint64_t tail, uint64_t head) {
+  const bool engine = live_feeds_engine(), live = g.cfg.live;
+  for (; tail != head; ++tail) {
+    const RawEvent& e = r.slots[tail & (r.capacity - 1)];
+    if (engine) profile_consume(e);
+    if (live) live_count(e);
+  }
+}
+
+// Drains rings holding at least min_events (all of them when min_events is 1),
+// into the trace and the counters as the mode says (live.h).
 void drain(uint64_t min_events) {
+  const LiveMode mode = live_mode();
+  const bool encode = mode == LiveMode::kTrace || mode == LiveMode::kSmart;
   for (ThreadState* s = g.threads.load(std::memory_order_acquire); s; s = s->next) {
     int status = s->status.load(std::memory_order_acquire);
     if (status == static_cast<int>(ThreadStatus::kFree)) continue;
@@ -382,16 +418,18 @@ void drain(uint64_t min_events) {
     if (head - tail >= min_events && head != tail) {
       bool dict_ok = w.have_file && emit_dict();
       if (dict_ok) emit_thread_name(s, emitted_name_of(s));
-      if (g.cfg.profile_mode) {
-        for (; tail != head; ++tail) profile_consume(r.slots[tail & (r.capacity - 1)]);
-        w.events_written += head - r.tail.load(std::memory_order_relaxed);
+      consume(r, tail, head);
+      if (!encode) {
+        w.events_written += head - tail;
+        tail = head;
         r.tail.store(tail, std::memory_order_release);
       }
       uint64_t max_block = w.encoder ? w.encoder->max_events() : 0;
       while (tail != head) {
         uint64_t n = head - tail < max_block ? head - tail : max_block;
-        if (dict_ok) write_events(s, tail, n);
-        else w.write_dropped += n;
+        if (!dict_ok) w.write_dropped += n;
+        else if (mode == LiveMode::kSmart) write_smart_events(s, tail, n);
+        else write_events(s, tail, n);
         tail += n;
         r.tail.store(tail, std::memory_order_release);
       }
@@ -448,13 +486,48 @@ void report_unwritable() {
   sys::close(fd);
 }
 
+// The PROC "mode" event marking a switch (docs/live.md), written for the
+// writer's own thread: the application threads' rings may still hold earlier
+// events, and each thread's events must stay in time order.
+void write_mode_event(LiveMode mode) {
+  if (!w.have_file || !g_hot.layer_on[static_cast<int>(Layer::PROC)] || !emit_dict()) return;
+  const uint64_t now = now_ticks();
+  const RawEvent e = make_event(static_cast<uint32_t>(Fn::mode), now, now, -1, 0, -1, -1,
+                                static_cast<int64_t>(mode), 0, 0);
+  const size_t prefix = w.encoder->encode(w.writer_tid, &e, 1, *w.payload);
+  if (write_block(fmt::BlockType::kEvents, 1, true, prefix)) ++w.events_written;
+}
+
 void flush_locked(bool final_flush) {
   drain(1);
+  live_publish(writer_dropped_total());
+  if (final_flush) live_end(false);
   if (final_flush && !w.have_file && w.create_errno != 0) report_unwritable();
   if (!w.have_file) return;
-  if (g.cfg.profile_mode) write_profile(final_flush);
+  if (live_feeds_engine()) write_profile(final_flush);
   write_stats_if_changed(final_flush);
   if (final_flush) write_footer();
+}
+
+// Under --live: a switch or a counters snapshot a controller asked for, or a
+// timed switch now due. The rings are drained in the old mode first.
+void serve_live_requests() {
+  const LiveRequests req = live_take_requests();
+  if (!req.switch_mode && !req.snapshot) return;
+  pthread_mutex_lock(&w.mu);
+  if (!g.finalized.load(std::memory_order_acquire)) {
+    FileLease lease;
+    drain(1);
+    if (req.switch_mode) {
+      live_set_mode(req.to);
+      write_mode_event(req.to);
+    }
+    if (req.snapshot) write_profile(true);
+    write_stats_if_changed(false);
+    live_publish(writer_dropped_total());
+  }
+  pthread_mutex_unlock(&w.mu);
+  if (req.snapshot) live_snapshot_done();
 }
 
 void run_pending_task() {
@@ -508,25 +581,35 @@ void* writer_main(void*) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
   w.private_table = sys::own_fd_table() == 0;
+  w.writer_tid = static_cast<uint32_t>(sys::gettid());
   pthread_mutex_lock(&w.mu);
   if (!w.have_file) open_file();
+  live_open_slot();
+  if (std::atomic<uint32_t>* word = live_wake_word()) {
+    w.wake_ptr.store(word, std::memory_order_release);
+    FileLease lease;
+    write_mode_event(live_mode());  // where the mode intervals of this image start
+    live_publish(0);
+  }
   pthread_mutex_unlock(&w.mu);
   const uint64_t interval_ns = g.cfg.flush_interval_ms * 1000000ull;
+  std::atomic<uint32_t>& wake = *w.wake_ptr.load(std::memory_order_acquire);
   while (!w.stop.load(std::memory_order_acquire)) {
     run_pending_task();
-    uint32_t seen_word = w.wake_word.load(std::memory_order_acquire);
+    uint32_t seen_word = wake.load(std::memory_order_acquire);
     if ((w.flush_requested.load(std::memory_order_acquire) & kFlagBits) == 0 &&
         w.task.load(std::memory_order_acquire) == nullptr) {
       // Sleeps until the next periodic flush unless woken (a ring half full,
-      // a flush request, a task). Every wake-up runs this thread on another
-      // core, which then takes part in the process's TLB flushes: waking
-      // every 50 ms made a DataLoader job 7.7% slower on this VM.
+      // a flush request, a task, a live request). Every wake-up runs this
+      // thread on another core, which then takes part in the process's TLB
+      // flushes: waking every 50 ms made a DataLoader job 7.7% slower on this VM.
       const uint64_t since = mono_ns() - w.last_periodic_ns;
-      const uint64_t left = since < interval_ns ? interval_ns - since : 1000000;
+      const uint64_t left = std::min(since < interval_ns ? interval_ns - since : 1000000, live_ns_until_deadline());
       timespec ts{static_cast<time_t>(left / 1000000000ull), static_cast<long>(left % 1000000000ull)};
-      sys::futex_wait(&w.wake_word, seen_word, &ts);
+      sys::futex_wait(&wake, seen_word, &ts);
     }
     run_pending_task();
+    if (g.cfg.live) serve_live_requests();
     writer_round(interval_ns);
   }
   run_pending_task();
@@ -547,6 +630,7 @@ void allocate_buffers() {
 }
 
 bool start_thread() {
+  w.wake_ptr.store(&w.wake_word, std::memory_order_release);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -581,8 +665,10 @@ uint64_t writer_dropped_total() {
 }
 
 void writer_wake() {
-  w.wake_word.fetch_add(1, std::memory_order_release);
-  sys::futex_wake(&w.wake_word);
+  std::atomic<uint32_t>* word = w.wake_ptr.load(std::memory_order_acquire);
+  if (!word) word = &w.wake_word;
+  word->fetch_add(1, std::memory_order_release);
+  sys::futex_wake(word);
 }
 
 void writer_flush(bool final_flush) {

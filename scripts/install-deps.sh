@@ -10,6 +10,7 @@ BUILD_PKGS=(
   libcli11-dev         # command line parsing of `strata`
   libfmt-dev           # fast formatting in the CLI / converters
   libsimdjson-dev      # reading DFTracer .pfw JSON lines
+  libcpp-httplib-dev   # REST server of `strata run --live` / `strata serve` (pkg-config cpp-httplib)
   zlib1g-dev           # gzip for .pfw.gz read/write
   libgtest-dev libgmock-dev   # C++ unit tests
   libbenchmark-dev     # hot-path micro benchmarks

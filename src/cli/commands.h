@@ -12,6 +12,8 @@ void add_cat(CLI::App& app);
 void add_convert(CLI::App& app);
 void add_analyze(CLI::App& app);
 void add_efg(CLI::App& app);
+void add_ctl(CLI::App& app);    // ctl.cc
+void add_serve(CLI::App& app);  // ctl.cc
 
 // Directory of the running strata binary (for finding libstrata.so and the
 // Python layer next to it).

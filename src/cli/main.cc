@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
   strata::cli::add_convert(app);
   strata::cli::add_analyze(app);
   strata::cli::add_efg(app);
+  strata::cli::add_ctl(app);
+  strata::cli::add_serve(app);
   if (argc > 1 && unknown_command(app, argv[1])) return 2;
   try {
     app.parse(argc, argv);

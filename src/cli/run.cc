@@ -15,11 +15,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "cli/commands.h"
 #include "format/format.h"
 #include "cli/live.h"
+#include "live/channel.h"
+#include "live/server.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -45,6 +48,10 @@ struct RunOptions {
   int flush_interval_ms = 0;
   bool quiet = false;
   bool no_python = false;
+  bool live = false;        // --live: the channel, the job file and the server
+  bool mode_given = false;  // -m on the command line (else --live starts in profile)
+  int port = 0;
+  std::string listen = "127.0.0.1";
   std::vector<std::string> command;
 };
 
@@ -316,7 +323,33 @@ void report_still_running(const std::string& dir, pid_t child) {
   for (auto& [pid, cmd] : running) std::fprintf(stderr, "strata:   pid %lld: %s\n", static_cast<long long>(pid), cmd.c_str());
 }
 
-int run_command(const RunOptions& o) {
+// The live server of `strata run --live`, serving while the command runs.
+// The job never depends on it: a server that cannot start is a warning.
+std::unique_ptr<live::Server> start_live_server(const RunOptions& o, const std::string& dir) {
+  live::ServerOptions so;
+  so.trace_dir = dir;
+  so.port = o.port;
+  so.listen = o.listen;
+  try {
+    auto server = std::make_unique<live::Server>(so);
+    server->start();
+    if (o.listen != "127.0.0.1" && o.listen != "::1" && o.listen != "localhost")
+      std::fprintf(stderr, "strata: warning: live server listening on %s: anyone who can reach it and has the token "
+                   "can read and steer the job\n", o.listen.c_str());
+    std::fprintf(stderr, "strata: live at %s\n", server->url().c_str());
+    return server;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata: warning: no live server (%s); strata ctl %s still works\n", e.what(), dir.c_str());
+    return nullptr;
+  }
+}
+
+int run_command(RunOptions o) {
+  if (o.live && !o.mode_given) o.mode = "profile";
+  if (!o.live && (o.mode == "off" || o.mode == "smart"))
+    throw std::runtime_error("-m " + o.mode + " needs --live (without it: trace or profile)");
+  if (!o.live && (o.port != 0 || o.listen != "127.0.0.1"))
+    throw std::runtime_error("--port and --listen need --live");
   if (o.command.empty()) throw std::runtime_error("no command given: strata run [options] -- command args...");
   // Nothing is created for a command that cannot run.
   std::string why;
@@ -338,6 +371,10 @@ int run_command(const RunOptions& o) {
       if (!fs::remove(*it, rec)) break;  // not empty (or not ours): keep it and its parents
   };
   set_environment(o, dir);
+  if (o.live) {
+    setenv("STRATA_LIVE", "1", 1);
+    live::create_channel(dir, live::parse_mode(o.mode));
+  }
   // Where processes that cannot create their own trace file (a changed user,
   // a full disk) say so; writable by all, removed again if nobody wrote.
   const std::string unwritable_log = dir + "/" + format::kUnwritableLog;
@@ -386,6 +423,8 @@ int run_command(const RunOptions& o) {
     _exit(err == ENOENT ? 127 : 126);
   }
   child_pid = pid;
+  // Started after the fork: the command inherits none of its sockets.
+  std::unique_ptr<live::Server> server = o.live ? start_live_server(o, dir) : nullptr;
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   int exec_err = 0;
   if (report[1] >= 0) {
@@ -400,6 +439,7 @@ int run_command(const RunOptions& o) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   child_pid = -1;
+  if (server) server->stop();
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   drop_empty_log();
   if (exec_err) {
@@ -427,8 +467,9 @@ void add_run(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Run a command under the tracer: strata run [options] -- command args...");
   cmd->add_option("-o,--output", o->out, "Trace directory (default: strata-<command>-<time>)");
-  cmd->add_option("-m,--mode", o->mode, "trace (all events) or profile (per-file counters)")
-      ->check(CLI::IsMember({"trace", "profile"}));
+  auto* mode = cmd->add_option("-m,--mode", o->mode,
+                               "trace (all events) or profile (per-file counters); with --live also off or smart")
+                   ->check(CLI::IsMember({"trace", "profile", "off", "smart"}));
   cmd->add_option("--exclude", o->exclude, "Path prefix not to trace (repeatable; /proc, /sys, /dev and the trace are always excluded)");
   cmd->add_option("--include", o->include, "Trace only paths under this prefix (repeatable)");
   cmd->add_option("--layers", o->layers, "Comma-separated layers to record: posix,stdio,proc,app (default: all)");
@@ -436,9 +477,15 @@ void add_run(CLI::App& app) {
   cmd->add_option("--flush-interval", o->flush_interval_ms, "Write buffered events at least every N ms (default 1000)");
   cmd->add_flag("-q,--quiet", o->quiet, "Print nothing but the command's own output");
   cmd->add_flag("--no-python", o->no_python, "Do not load the Python instrumentation");
+  cmd->add_flag("--live", o->live, "Serve the job's live page and API, and let strata ctl steer it (default -m profile)");
+  cmd->add_option("--port", o->port, "--live: TCP port of the server (default: a free one)")->check(CLI::Range(1, 65535));
+  cmd->add_option("--listen", o->listen, "--live: address to listen on (default 127.0.0.1)");
   cmd->add_option("command", o->command, "The command to run")->required();
   cmd->prefix_command(false);
-  cmd->callback([o] { std::exit(run_command(*o)); });
+  cmd->callback([o, mode] {
+    o->mode_given = mode->count() > 0;
+    std::exit(run_command(*o));
+  });
 }
 
 }  // namespace strata::cli

@@ -159,13 +159,13 @@ const StrataLive = (() => {
   }
 
   function counterKey(record) {
-    return record.path + '\u0000' + record.module + '\u0000' + (record.rank ?? '');
+    return [record.path, record.module, record.pid ?? '', record.rank ?? ''].join('\u0000');
   }
 
   function sortCounters(files) {
     return [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) ||
                                      (a.module < b.module ? -1 : a.module > b.module ? 1 : 0) ||
-                                     ((a.rank ?? -1) - (b.rank ?? -1)));
+                                     ((a.rank ?? -1) - (b.rank ?? -1)) || ((a.pid ?? -1) - (b.pid ?? -1)));
   }
 
   function tagsText(tags) {
@@ -359,8 +359,10 @@ function startPage() {
     setCell(cell('written-per-s'), L.humanRate(p.written_bytes_per_s), p.written_bytes_per_s);
     setCell(cell('read'), L.humanBytes(p.read_bytes), p.read_bytes, L.exact(p.read_bytes) + ' B');
     setCell(cell('written'), L.humanBytes(p.written_bytes), p.written_bytes, L.exact(p.written_bytes) + ' B');
+    // open_files may be truncated (the slot's text field); the count is not.
     const files = Array.isArray(p.open_files) ? p.open_files : [];
-    setCell(cell('open-files'), String(files.length), files.length, files.join('\n'));
+    const open = Number.isInteger(p.open_file_count) ? p.open_file_count : files.length;
+    setCell(cell('open-files'), String(open), open, files.join('\n'));
     const tags = L.tagsText(p.tags);
     setCell(cell('tags'), tags, undefined, tags);
   }
@@ -402,8 +404,10 @@ function startPage() {
       const r = await api('/api/mode', {method: 'POST', headers: {'Content-Type': 'application/json'},
                                         body: JSON.stringify(body)});
       const n = r && Array.isArray(r.switched) ? r.switched.length : 0;
+      const pending = r && Array.isArray(r.pending) ? r.pending : [];
       notice(who + ' \u2192 ' + mode + (forS > 0 ? ' for ' + forS + ' s' : '') + ': ' + n + ' process' +
-             (n === 1 ? '' : 'es') + ' switched');
+             (n === 1 ? '' : 'es') + ' switched' +
+             (pending.length ? '; not yet acknowledged by pid ' + pending.join(', ') : ''));
     } catch (e) {
       fail(e, (m) => notice('switching ' + who + ' to ' + mode + ' failed: ' + m, true));
     }
@@ -546,6 +550,7 @@ function startPage() {
       tr.className = 'record';
       tr.dataset.path = f.path;
       tr.dataset.module = f.module;
+      if (f.pid !== undefined) tr.dataset.pid = String(f.pid);
       tr.title = 'click: every counter of this record';
       const td = (cls, text, value, title) => {
         const c = document.createElement('td');
@@ -557,7 +562,8 @@ function startPage() {
       };
       td('path', f.path, undefined, f.path);
       td('module', f.module);
-      td('rank', f.rank === undefined ? '' : String(f.rank));
+      td('pid', f.pid === undefined ? '' : String(f.pid), f.pid);
+      td('rank', f.rank === undefined ? '' : String(f.rank), f.rank);
       for (const col of L.COUNTER_COLUMNS) {
         const v = L.counterValue(f, col);
         td(col.name.toLowerCase().replace(/_/g, '-'), col.format(v), v, col.title ? col.title(v) : undefined);
@@ -584,7 +590,7 @@ function startPage() {
     const tr = document.createElement('tr');
     tr.className = 'details';
     const td = document.createElement('td');
-    td.colSpan = 3 + L.COUNTER_COLUMNS.length;
+    td.colSpan = 4 + L.COUNTER_COLUMNS.length;
     const dl = document.createElement('dl');
     for (const table of [f.counters || {}, f.fcounters || {}])
       for (const [k, v] of Object.entries(table)) {

@@ -101,6 +101,10 @@ test('counter columns read POSIX and STDIO names, prefixed or not', () => {
   const sorted = L.sortCounters([stdio, {path: '/c', module: 'POSIX'}, posix]);
   assert.deepEqual(sorted.map((r) => r.path + ' ' + r.module), ['/c POSIX', '/d/a POSIX', '/d/a STDIO']);
   assert.notEqual(L.counterKey(posix), L.counterKey(stdio));
+  // One entry per process and file: the same file of two processes is two rows.
+  assert.notEqual(L.counterKey(Object.assign({}, posix, {pid: 1})), L.counterKey(Object.assign({}, posix, {pid: 2})));
+  assert.deepEqual(L.sortCounters([{path: '/a', module: 'POSIX', pid: 9, rank: 1}, {path: '/a', module: 'POSIX', pid: 4, rank: 0}])
+    .map((r) => r.pid), [4, 9]);
 });
 
 test('tags as key=value', () => {

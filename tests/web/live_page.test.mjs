@@ -91,6 +91,7 @@ async function waitRates(page, mode, rate, seconds) {
 
 async function mainPage(browser) {
   const page = await browser.newPage({viewport: {width: 1400, height: 1000}});
+  page.setDefaultTimeout(10000);
   const w = watch(page);
   const origin = new URL(args.url).origin;
   await page.goto(args.url);
@@ -185,6 +186,7 @@ async function refusedPage(browser, html, search, status, state) {
   const direct = await fetch(base.origin + '/api/status' + search);
   check(direct.status === status, 'the server answers /api/status' + (search || ' without token') + ' with ' + status, direct.status);
   const page = await browser.newPage();
+  page.setDefaultTimeout(10000);
   const w = watch(page);
   await page.route((u) => u.pathname === '/', (route) => route.fulfill({status: 200, contentType: 'text/html; charset=utf-8', body: html}));
   await page.goto(base.origin + '/' + search);

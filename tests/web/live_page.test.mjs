@@ -2,15 +2,19 @@
 // launcher serving a real traced job (tests/web/test_live_page.py starts it).
 //
 //   node live_page.test.mjs --url URL --pids P,P,.. --file PATH --file-writes N
-//        --file-bytes N --stop-file PATH [--chromium /usr/bin/chromium]
+//        --file-bytes N --stop-file PATH [--save-page HTML] [--chromium /usr/bin/chromium]
+//   node live_page.test.mjs --serve-url URL --page-html HTML --pids .. --file .. --file-writes N --file-bytes N
 //
 // URL is the link the launcher printed (with ?token=). PIDS are the job's
 // processes; PATH a file the job wrote once (N writes, N bytes in all).
-// Touching STOP_FILE ends the job. Prints one line per check ("ok - ..." or
+// Touching STOP_FILE ends the job; --save-page keeps the page the launcher
+// served. The second form checks that page against `strata serve` of the
+// finished trace (SERVE URL with its token), where /api/status says
+// "live": false. Prints one line per check ("ok - ..." or
 // "not ok - ...") and, last, a JSON line {"passed", "failed", "pids"}; the
 // exit status is 1 when a check failed. Every wait is bounded.
 import {createRequire} from 'node:module';
-import {writeFileSync} from 'node:fs';
+import {readFileSync, writeFileSync} from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 
@@ -24,7 +28,9 @@ function parseArgs(argv) {
     const k = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
     a[k] = argv[i + 1];
   }
-  for (const k of ['url', 'pids', 'file', 'fileWrites', 'fileBytes', 'stopFile'])
+  const required = a.serveUrl !== undefined ? ['serveUrl', 'pageHtml', 'pids', 'file', 'fileWrites', 'fileBytes']
+                                             : ['url', 'pids', 'file', 'fileWrites', 'fileBytes', 'stopFile'];
+  for (const k of required)
     if (a[k] === undefined) throw new Error('missing --' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()));
   a.pids = a.pids.split(',').map(Number).sort((x, y) => x - y);
   a.fileWrites = Number(a.fileWrites);
@@ -89,6 +95,32 @@ async function waitRates(page, mode, rate, seconds) {
   return {ok, rows};
 }
 
+// The counters: the filter narrows the table to the job's directory and the
+// file written once shows its exact counts.
+async function checkCounters(page) {
+  const dir = path.dirname(args.file);
+  await page.fill('#path-filter', dir);
+  let rec = null;
+  let paths = [];
+  await until(async () => {
+    paths = await page.$$eval('#counters tr.record', (trs) => trs.map((tr) => tr.dataset.path));
+    rec = await page.$$eval('#counters tr.record', (trs, file) => {
+      const tr = trs.find((t) => t.dataset.path === file && t.dataset.module === 'POSIX');
+      if (!tr) return null;
+      const v = (c) => Number(tr.querySelector('td.' + c).dataset.value);
+      return {opens: v('opens'), writes: v('writes'), written: v('bytes-written')};
+    }, args.file);
+    return rec && paths.every((p) => p.startsWith(dir));
+  }, 15);
+  check(rec !== null, 'the counters table lists ' + args.file, paths);
+  check(rec && rec.opens === 1 && rec.writes === args.fileWrites && rec.written === args.fileBytes,
+        'its POSIX counters: 1 open, ' + args.fileWrites + ' writes, ' + args.fileBytes + ' bytes written', rec);
+  check(paths.length > 0 && paths.every((p) => p.startsWith(dir)), 'the path filter keeps only files under ' + dir, paths);
+  await page.click('#counters tr.record[data-path="' + args.file + '"]');
+  check(/POSIX_BYTES_WRITTEN/.test(await page.textContent('#counters tr.details:not([hidden])') || ''),
+        'a click on a record shows all its counters');
+}
+
 async function mainPage(browser) {
   const page = await browser.newPage({viewport: {width: 1400, height: 1000}});
   page.setDefaultTimeout(10000);
@@ -146,29 +178,7 @@ async function mainPage(browser) {
   check(charts === 1 + args.pids.length, 'a chart for the job and one per process', charts);
   check(await page.locator('#charts canvas').count() === 1 + args.pids.length, 'every chart has its canvas');
 
-  // The counters: the filter narrows the table to the job's directory and
-  // the file written once shows its exact counts.
-  const dir = path.dirname(args.file);
-  await page.fill('#path-filter', dir);
-  let rec = null;
-  let paths = [];
-  await until(async () => {
-    paths = await page.$$eval('#counters tr.record', (trs) => trs.map((tr) => tr.dataset.path));
-    rec = await page.$$eval('#counters tr.record', (trs, file) => {
-      const tr = trs.find((t) => t.dataset.path === file && t.dataset.module === 'POSIX');
-      if (!tr) return null;
-      const v = (c) => Number(tr.querySelector('td.' + c).dataset.value);
-      return {opens: v('opens'), writes: v('writes'), written: v('bytes-written')};
-    }, args.file);
-    return rec && paths.every((p) => p.startsWith(dir));
-  }, 15);
-  check(rec !== null, 'the counters table lists ' + args.file, paths);
-  check(rec && rec.opens === 1 && rec.writes === args.fileWrites && rec.written === args.fileBytes,
-        'its POSIX counters: 1 open, ' + args.fileWrites + ' writes, ' + args.fileBytes + ' bytes written', rec);
-  check(paths.length > 0 && paths.every((p) => p.startsWith(dir)), 'the path filter keeps only files under ' + dir, paths);
-  await page.click('#counters tr.record[data-path="' + args.file + '"]');
-  check(/POSIX_BYTES_WRITTEN/.test(await page.textContent('#counters tr.details:not([hidden])') || ''),
-        'a click on a record shows all its counters');
+  await checkCounters(page);
 
   check(w.console.length === 0, 'no console errors or warnings', w.console);
   check(w.errors.length === 0, 'no page errors', w.errors);
@@ -205,30 +215,38 @@ async function refusedPage(browser, html, search, status, state) {
   await page.close();
 }
 
+// The live page over `strata serve` of the finished trace: "live": false, so
+// no switches; the processes are the trace's, exited; the counters the same.
+async function servePage(browser) {
+  const base = new URL(args.serveUrl);
+  const page = await browser.newPage({viewport: {width: 1400, height: 1000}});
+  page.setDefaultTimeout(10000);
+  const w = watch(page);
+  const html = readFileSync(args.pageHtml, 'utf8');
+  await page.route((u) => u.pathname === '/', (route) => route.fulfill({status: 200, contentType: 'text/html; charset=utf-8', body: html}));
+  await page.goto(args.serveUrl);
+  const live = await until(() => page.evaluate(() => document.body.dataset.state === 'ok' && document.body.dataset.live), 15);
+  check(live === 'false', 'over strata serve the page connects and says live: false', live);
+  let rows = [];
+  await until(async () => (rows = await rowsOf(page)).length >= args.pids.length, 10);
+  const shown = [...new Set(rows.map((r) => r.pid))].sort((a, b) => a - b);
+  check(JSON.stringify(shown) === JSON.stringify(args.pids), 'its rows are the trace\'s processes', {shown, expected: args.pids});
+  check(rows.length > 0 && rows.every((r) => r.state === 'exited'), 'all exited', rows);
+  check(!(await page.isVisible('#job-controls')), 'the job-wide switch is hidden');
+  check(await page.locator('#tasks td.mode select:visible').count() === 0, 'no process has a switch');
+  await checkCounters(page);
+  check(w.console.length === 0, 'no console errors or warnings', w.console);
+  check(w.errors.length === 0, 'no page errors', w.errors);
+  const foreign = w.requests.filter((u) => { const x = new URL(u); return x.origin !== base.origin || !(x.pathname === '/' || x.pathname.startsWith('/api/')); });
+  check(foreign.length === 0, 'the page requests nothing but itself and the API', foreign);
+  return shown;
+}
+
 async function main() {
   const browser = await chromium.launch({executablePath: args.chromium, args: ['--no-sandbox']});
   let pids = [];
   try {
-    const {page, shown} = await mainPage(browser);
-    pids = shown;
-    const withToken = await fetch(args.url);
-    check(withToken.status === 200, 'GET / with the token answers 200', withToken.status);
-    const html = await withToken.text();
-    check(!html.includes('/*STRATA_LIVE_JS*/') && html.includes('const StrataLive'), 'the served page embeds web/live.js');
-    check(html.includes('Chart.js v'), 'the served page embeds Chart.js');
-    const bare = await fetch(new URL(args.url).origin + '/');
-    check(bare.status === 401, 'GET / without token answers 401', bare.status);
-    await refusedPage(browser, html, '', 401, 'unauthorized');
-    await refusedPage(browser, html, '?token=0123456789abcdef0123456789abcdef', 403, 'forbidden');
-
-    // The job ends, the launcher stops serving: the page says so and keeps
-    // the rows it had.
-    writeFileSync(args.stopFile, '');
-    const gone = await until(() => page.evaluate(() => document.body.dataset.state === 'unreachable'), 60);
-    check(gone, 'when the job ends and its launcher stops, the page shows the lost connection');
-    check(/does not answer/.test(await page.textContent('#banner')), 'its banner says the server does not answer');
-    const after = await rowsOf(page);
-    check(args.pids.every((p) => after.some((x) => x.pid === p)), 'and it keeps every process row', after);
+    pids = args.serveUrl !== undefined ? await servePage(browser) : await liveJob(browser);
   } catch (e) {
     check(false, 'the test ran to its end', String(e && e.stack || e));
   } finally {
@@ -236,6 +254,32 @@ async function main() {
   }
   console.log(JSON.stringify({passed, failed, pids}));
   process.exit(failed ? 1 : 0);
+}
+
+// The live job: the page, the document the launcher serves, the refused
+// states, and the end of the job.
+async function liveJob(browser) {
+  const {page, shown} = await mainPage(browser);
+  const withToken = await fetch(args.url);
+  check(withToken.status === 200, 'GET / with the token answers 200', withToken.status);
+  const html = await withToken.text();
+  if (args.savePage) writeFileSync(args.savePage, html);
+  check(!html.includes('/*STRATA_LIVE_JS*/') && html.includes('const StrataLive'), 'the served page embeds web/live.js');
+  check(html.includes('Chart.js v'), 'the served page embeds Chart.js');
+  const bare = await fetch(new URL(args.url).origin + '/');
+  check(bare.status === 401, 'GET / without token answers 401', bare.status);
+  await refusedPage(browser, html, '', 401, 'unauthorized');
+  await refusedPage(browser, html, '?token=0123456789abcdef0123456789abcdef', 403, 'forbidden');
+
+  // The job ends, the launcher stops serving: the page says so and keeps
+  // the rows it had.
+  writeFileSync(args.stopFile, '');
+  const gone = await until(() => page.evaluate(() => document.body.dataset.state === 'unreachable'), 60);
+  check(gone, 'when the job ends and its launcher stops, the page shows the lost connection');
+  check(/does not answer/.test(await page.textContent('#banner')), 'its banner says the server does not answer');
+  const after = await rowsOf(page);
+  check(args.pids.every((p) => after.some((x) => x.pid === p)), 'and it keeps every process row', after);
+  return shown;
 }
 
 main();

@@ -11,6 +11,7 @@ once the job ends. Skipped only when Chromium is not installed.
 Environment: STRATA_BUILD_DIR (the build tree with bin/strata and
 lib/libstrata.so; CTest sets it).
 """
+import contextlib
 import os
 import subprocess
 import sys
@@ -129,16 +130,11 @@ def test_live_page_in_chromium(live_job):
                     lambda: (lambda s: s if len(s) == 1 + workers else None)(slot_pids(trace)), 30)
 
     result = os.path.join(work, "result.bin")
-    page = subprocess.run(
-        ["node", PAGE_TEST, "--url", url, "--pids", ",".join(map(str, sorted(pids))), "--file", result,
-         "--file-writes", str(live_workload.RESULT_WRITES),
-         "--file-bytes", str(live_workload.RESULT_WRITES * live_workload.RESULT_CHUNK),
-         "--stop-file", stop, "--chromium", CHROMIUM],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    print(page.stdout)
-    assert page.returncode == 0, "the page's checks failed:\n" + page.stdout
-    summary = page.stdout.strip().splitlines()[-1]
-    assert '"failed":0' in summary, summary
+    saved_page = os.path.join(os.path.dirname(work), "live.html")
+    common = ["--pids", ",".join(map(str, sorted(pids))), "--file", result,
+              "--file-writes", str(live_workload.RESULT_WRITES),
+              "--file-bytes", str(live_workload.RESULT_WRITES * live_workload.RESULT_CHUNK), "--chromium", CHROMIUM]
+    run_page_checks(["--url", url, "--stop-file", stop, "--save-page", saved_page] + common)
 
     # The page's last check ends the job (its stop file): it must end cleanly,
     # and the processes the page listed are exactly the trace's.
@@ -146,3 +142,41 @@ def test_live_page_in_chromium(live_job):
     assert trace_pids(trace) == pids
     with open(result, "rb") as f:
         assert len(f.read()) == live_workload.RESULT_WRITES * live_workload.RESULT_CHUNK
+
+    # The same page over `strata serve` of the finished trace ("live": false).
+    with serving(trace) as serve_url:
+        run_page_checks(["--serve-url", serve_url, "--page-html", saved_page] + common)
+
+
+def run_page_checks(argv):
+    page = subprocess.run(["node", PAGE_TEST] + argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=300)
+    print(page.stdout)
+    assert page.returncode == 0, "the page's checks failed:\n" + page.stdout
+    summary = page.stdout.strip().splitlines()[-1]
+    assert '"failed":0' in summary, summary
+
+
+@contextlib.contextmanager
+def serving(trace):
+    """`strata serve TRACE` for the block: yields its address (with token)
+    and stops it with SIGTERM by pid, bounded."""
+    err_path = trace + ".serve.err"
+    with open(err_path, "w") as err:
+        server = subprocess.Popen([strata_bin(), "serve", trace], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        def address():
+            for line in open(err_path).read().splitlines():
+                if " at http://" in line:
+                    return line.split(" at ", 1)[1].split()[0]
+            assert server.poll() is None, "strata serve ended: " + open(err_path).read()
+            return None
+        yield wait_for("the address strata serve prints", address, 60)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=10)

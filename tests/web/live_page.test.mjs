@@ -1,12 +1,12 @@
 // The live page of `strata run --live` in headless Chromium, against a real
 // launcher serving a real traced job (tests/web/test_live_page.py starts it).
 //
-//   node live_page.test.mjs --url URL --pids P,P,.. --file PATH --file-writes N
-//        --file-bytes N --stop-file PATH [--save-page HTML] [--chromium /usr/bin/chromium]
+//   node live_page.test.mjs --url URL --pids P,P,.. [--exited-pids P,..] --file PATH
+//        --file-writes N --file-bytes N --stop-file PATH [--save-page HTML] [--chromium /usr/bin/chromium]
 //   node live_page.test.mjs --serve-url URL --page-html HTML --pids .. --file .. --file-writes N --file-bytes N
 //
 // URL is the link the launcher printed (with ?token=). PIDS are the job's
-// processes; PATH a file the job wrote once (N writes, N bytes in all).
+// processes, EXITED-PIDS those of them that have already exited; PATH a file the job wrote once (N writes, N bytes in all).
 // Touching STOP_FILE ends the job; --save-page keeps the page the launcher
 // served. The second form checks that page against `strata serve` of the
 // finished trace (SERVE URL with its token), where /api/status says
@@ -32,7 +32,10 @@ function parseArgs(argv) {
                                              : ['url', 'pids', 'file', 'fileWrites', 'fileBytes', 'stopFile'];
   for (const k of required)
     if (a[k] === undefined) throw new Error('missing --' + k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()));
-  a.pids = a.pids.split(',').map(Number).sort((x, y) => x - y);
+  const pidList = (text) => (text ? text.split(',').map(Number) : []).sort((x, y) => x - y);
+  a.pids = pidList(a.pids);
+  a.exitedPids = pidList(a.exitedPids);
+  a.runningPids = a.pids.filter((p) => !a.exitedPids.includes(p));
   a.fileWrites = Number(a.fileWrites);
   a.fileBytes = Number(a.fileBytes);
   return a;
@@ -63,13 +66,15 @@ async function until(fn, seconds) {
 const rowsOf = (page) => page.$$eval('#tasks tbody tr', (trs) => trs.map((tr) => {
   const v = (c) => tr.querySelector('td.' + c).dataset.value;
   return {pid: Number(tr.dataset.pid), state: tr.dataset.state, command: tr.querySelector('td.command').textContent,
+          switchDisabled: tr.querySelector('td.mode select').disabled,
           mode: v('mode'), eps: Number(v('events-per-s')), text: tr.querySelector('td.events-per-s').textContent};
 }));
 
 const isRunning = (r) => r.state === 'running';
+const token = () => new URL(args.url).searchParams.get('token');
 // The rows of the job's processes that run (an image that exec'd is listed
 // beside its successor under the same pid, as replaced).
-const runningRows = async (page) => (await rowsOf(page)).filter((r) => args.pids.includes(r.pid) && isRunning(r));
+const runningRows = async (page) => (await rowsOf(page)).filter((r) => args.runningPids.includes(r.pid) && isRunning(r));
 
 // Console messages and page errors of one page, and the paths it requested.
 function watch(page) {
@@ -88,10 +93,13 @@ async function switchJob(page, mode) {
 // satisfy `rate`, within `seconds`.
 async function waitRates(page, mode, rate, seconds) {
   let rows = [];
+  const start = Date.now();
   const ok = await until(async () => {
     rows = await runningRows(page);
-    return rows.length === args.pids.length && rows.every((r) => r.mode === mode && rate(r.eps));
+    return rows.length === args.runningPids.length && rows.every((r) => r.mode === mode && rate(r.eps));
   }, seconds);
+  // For the record, not asserted: how long the page took to show it.
+  console.log('# ' + mode + ': shown after ' + (Date.now() - start) + ' ms');
   return {ok, rows};
 }
 
@@ -132,17 +140,21 @@ async function mainPage(browser) {
   check(state === 'ok', 'the page connects with the token of its address', await page.evaluate(() => document.body.dataset.state));
   check(await page.isVisible('#job-switch'), 'the job-wide switch is shown on a live job');
 
-  // The processes: exactly the job's, all running, in the mode of `-m`.
+  // The processes: exactly the job's, in the mode of `-m`; the one that
+  // exited is kept and marked.
   let rows = [];
+  const exited = (r) => r.state === 'exited' && r.eps === 0 && r.switchDisabled;
   await until(async () => {
     rows = await rowsOf(page);
-    return args.pids.every((p) => rows.some((r) => r.pid === p && isRunning(r) && r.eps > 0));
+    return args.runningPids.every((p) => rows.some((r) => r.pid === p && isRunning(r) && r.eps > 0)) &&
+           args.exitedPids.every((p) => rows.some((r) => r.pid === p && exited(r)));
   }, 20);
   const shown = [...new Set(rows.map((r) => r.pid))].sort((a, b) => a - b);
   check(JSON.stringify(shown) === JSON.stringify(args.pids), 'the rows are the job\'s processes', {shown, expected: args.pids});
-  check(rows.length === args.pids.length && rows.every(isRunning), 'every process is running', rows);
+  check(rows.length === args.pids.length && rows.every((r) => args.exitedPids.includes(r.pid) ? exited(r) : isRunning(r)),
+        'the running processes show running; pid ' + args.exitedPids + ' exited, with 0 events/s and no switch', rows);
   check(rows.every((r) => r.mode === 'profile'), 'every process starts in profile mode', rows);
-  check(rows.every((r) => r.eps > 0), 'every process records events', rows);
+  check(rows.filter(isRunning).every((r) => r.eps > 0), 'every running process records events', rows);
   check(rows.some((r) => r.command.includes('live_workload.py')), 'the command is shown', rows.map((r) => r.command));
   const tree = await page.$$eval('#tasks tbody tr', (trs) => trs.map((tr) => Number(tr.dataset.pid)));
   check(tree[0] === Math.min(...args.pids), 'the parent comes first (tree order)', tree);
@@ -153,7 +165,7 @@ async function mainPage(browser) {
   check(r.ok, 'job-wide off: every process shows mode off and 0 events/s within 10 s', r.rows);
   check(await page.evaluate(() => document.querySelector('#job-switch [aria-pressed="true"]')?.dataset.mode) === 'off',
         'the job-wide switch shows off');
-  check(new RegExp(args.pids.length + ' processes switched').test(await page.textContent('#notice')),
+  check(new RegExp(args.runningPids.length + ' processes switched').test(await page.textContent('#notice')),
         'the page says how many processes switched',
         await page.textContent('#notice'));
   await switchJob(page, 'trace');
@@ -161,22 +173,28 @@ async function mainPage(browser) {
   check(r.ok, 'job-wide trace: every process shows mode trace and events/s > 0 within 10 s', r.rows);
 
   // Per process: one worker off, the others keep recording.
-  const worker = args.pids[args.pids.length - 1];
+  const worker = args.runningPids[args.runningPids.length - 1];
   await page.selectOption('#tasks tr[data-pid="' + worker + '"] td.mode select', 'off');
   let perPid = [];
   const perOk = await until(async () => {
     perPid = await runningRows(page);
-    return perPid.length === args.pids.length && perPid.every((x) => x.pid === worker ? x.mode === 'off' && x.eps === 0 : x.mode === 'trace' && x.eps > 0);
+    return perPid.length === args.runningPids.length && perPid.every((x) => x.pid === worker ? x.mode === 'off' && x.eps === 0 : x.mode === 'trace' && x.eps > 0);
   }, 10);
   check(perOk, 'the switch of pid ' + worker + ' stops only that process within 10 s', perPid);
   await page.selectOption('#tasks tr[data-pid="' + worker + '"] td.mode select', 'trace');
   r = await waitRates(page, 'trace', (e) => e > 0, 10);
   check(r.ok, 'switching it back to trace restarts it within 10 s', r.rows);
 
-  // The small charts: the job's and one per process, drawn from /api/history.
-  const charts = await until(() => page.evaluate(() => Number(document.body.dataset.charts || 0)), 10);
-  check(charts === 1 + args.pids.length, 'a chart for the job and one per process', charts);
-  check(await page.locator('#charts canvas').count() === 1 + args.pids.length, 'every chart has its canvas');
+  // The small charts: the job's and one per process of /api/history (every
+  // running one; one that lived less than the server's sampling second may
+  // have no series).
+  const history = await (await fetch(new URL('/api/history', args.url), {headers: {Authorization: 'Bearer ' + token()}})).json();
+  const series = Object.keys(history.series).map(Number);
+  check(args.runningPids.every((p) => series.includes(p)), 'the history has a series per running process', series);
+  const charts = await until(() => page.evaluate((n) => Number(document.body.dataset.charts || 0) === n && n, 1 + series.length), 10);
+  check(charts === 1 + series.length, 'a chart for the job and one per process of the history',
+        await page.evaluate(() => document.body.dataset.charts));
+  check(await page.locator('#charts canvas').count() === 1 + series.length, 'every chart has its canvas');
 
   await checkCounters(page);
 

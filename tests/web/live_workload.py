@@ -1,10 +1,14 @@
-"""The job test_live_page.py watches under `strata run --live`: a parent and
-two forked workers that write and read files until told to stop.
+"""The job test_live_page.py watches under `strata run --live`: a parent, a
+child that exits at once, and two forked workers that write and read files
+until told to stop.
 
 argv: DIR STOP_FILE. The parent first writes DIR/result.bin once (3 writes of
-40000 bytes: the counters the page must show exactly), then every process
-loops over its own DIR/work-<i>.bin (write 4 KiB, read it back) until
-STOP_FILE exists or 120 s have passed, whichever comes first.
+40000 bytes: the counters the page must show exactly), then forks a child
+that writes DIR/early.bin and exits (the page must keep it, as exited; the
+parent writes its pid to DIR/early.pid once it has reaped it), then two
+workers. Every process but the early child loops over its own
+DIR/work-<i>.bin (write 4 KiB, read it back) until STOP_FILE exists or 120 s
+have passed, whichever comes first.
 """
 import os
 import sys
@@ -26,6 +30,21 @@ def write_result(directory):
         os.close(fd)
 
 
+def early_child(directory):
+    """Forks a child that writes one file and exits normally; returns its pid
+    once reaped, after writing it to DIR/early.pid."""
+    pid = os.fork()
+    if pid == 0:
+        with open(os.path.join(directory, "early.bin"), "wb") as f:
+            f.write(b"early")
+        sys.exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0, status
+    with open(os.path.join(directory, "early.pid"), "w") as f:
+        f.write(str(pid))
+    return pid
+
+
 def work(directory, stop_file, index):
     path = os.path.join(directory, "work-%d.bin" % index)
     block = bytes([index]) * WORK_CHUNK
@@ -41,6 +60,7 @@ def work(directory, stop_file, index):
 def main():
     directory, stop_file = sys.argv[1], sys.argv[2]
     write_result(directory)
+    early_child(directory)
     children = []
     for index in range(1, WORKERS + 1):
         pid = os.fork()

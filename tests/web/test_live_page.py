@@ -67,6 +67,14 @@ def trace_pids(trace):
     return {pid_of(n, ".strata") for n in os.listdir(trace) if n.endswith(".strata")}
 
 
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
 def read_server_file(trace):
     """(url with token, token, launcher pid) from <trace>/.live/server, once complete."""
     try:
@@ -126,12 +134,15 @@ def test_live_page_in_chromium(live_job):
     printed = wait_for("the address on the launcher's stderr",
                        lambda: [l for l in open(err_path).read().splitlines() if "http://" in l], 10)
     assert token in printed[0] and url.split("?")[0] in printed[0], printed
-    pids = wait_for("a channel file for the parent and %d workers" % workers,
-                    lambda: (lambda s: s if len(s) == 1 + workers else None)(slot_pids(trace)), 30)
+    # The parent, the child that exits at once, the workers.
+    pids = wait_for("a channel file for the parent, its early child and %d workers" % workers,
+                    lambda: (lambda s: s if len(s) == 2 + workers else None)(slot_pids(trace)), 30)
+    early_pid = int(wait_for("early.pid", lambda: read_text(os.path.join(work, "early.pid")), 30))
+    assert early_pid in pids
 
     result = os.path.join(work, "result.bin")
     saved_page = os.path.join(os.path.dirname(work), "live.html")
-    common = ["--pids", ",".join(map(str, sorted(pids))), "--file", result,
+    common = ["--pids", ",".join(map(str, sorted(pids))), "--exited-pids", str(early_pid), "--file", result,
               "--file-writes", str(live_workload.RESULT_WRITES),
               "--file-bytes", str(live_workload.RESULT_WRITES * live_workload.RESULT_CHUNK), "--chromium", CHROMIUM]
     run_page_checks(["--url", url, "--stop-file", stop, "--save-page", saved_page] + common)

@@ -506,9 +506,11 @@ function startPage() {
         plugins: {legend: {labels: {boxWidth: 12, font: {size: 10}}}},
         scales: {
           x: {type: 'linear', max: 0, ticks: {font: {size: 9}, callback: (v) => v + ' s'}},
-          ev: {position: 'left', beginAtZero: true, ticks: {font: {size: 9}, callback: (v) => L.humanCount(v)}},
-          bw: {position: 'right', beginAtZero: true, grid: {drawOnChartArea: false},
-               ticks: {font: {size: 9}, callback: (v) => L.humanRate(v)}},
+          // Whole-number ticks: an idle process's axis reads 0..1, not 0, 0, 1, 1.
+          ev: {position: 'left', beginAtZero: true, suggestedMax: 1,
+               ticks: {font: {size: 9}, precision: 0, callback: (v) => L.humanCount(v)}},
+          bw: {position: 'right', beginAtZero: true, suggestedMax: 1, grid: {drawOnChartArea: false},
+               ticks: {font: {size: 9}, precision: 0, callback: (v) => L.humanRate(v)}},
         },
       },
     });

@@ -7,6 +7,7 @@
 
 #include "analysis/open_source.h"
 #include "analysis/pass.h"
+#include "analysis/modes_pass.h"
 #include "analysis/report_sections.h"
 #include "analysis/serial.h"
 #include "analysis/structure_pass.h"
@@ -111,6 +112,7 @@ std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o) {
   std::vector<std::unique_ptr<Pass>> v;
   v.push_back(std::make_unique<IoPass>(o));
   v.push_back(make_verdict_pass(o));  // what bounds the job, first after the header
+  v.push_back(make_modes_pass(o));    // under --live: which intervals were traced in full
   // Deep-learning summary: epochs, loader wait, data set vs checkpoint files.
   v.push_back(std::make_unique<SectionPass>("dl", text_dl, std::vector<Section>{}));
   // Job summary and per-process overlap of I/O and compute.

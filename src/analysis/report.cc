@@ -352,9 +352,10 @@ void print_file(const FileAgg& f, const Job& job, const AnalyzeOptions& o, std::
   if (job.sizes_known) out << fmt_bytes(f.extent) << ", ";
   out << v.access << ", "
       << (v.shared ? "shared by " + std::to_string(v.nprocs) + " processes" : "one process") << ")\n";
-  out << "     reads " << f.reads << " writes " << f.writes << " opens " << f.opens << " stats " << f.stats;
-  if (job.sizes_known) out << "; read " << fmt_bytes(f.bytes_read) << ", wrote " << fmt_bytes(f.bytes_written);
-  out << "; r/w/meta " << fmt_s(f.read_ns) << "/" << fmt_s(f.write_ns) << "/" << fmt_s(f.meta_ns) << "\n";
+  // Compact, so that one file takes two lines of a 100-column screen.
+  out << "     r/w/open/stat " << f.reads << "/" << f.writes << "/" << f.opens << "/" << f.stats;
+  if (job.sizes_known) out << "; bytes r/w " << fmt_bytes(f.bytes_read) << "/" << fmt_bytes(f.bytes_written);
+  out << "; time r/w/meta " << fmt_s(f.read_ns) << "/" << fmt_s(f.write_ns) << "/" << fmt_s(f.meta_ns) << "\n";
   if (!o.all) return;
   out << "     role evidence [";
   for (size_t i = 0; i < v.evidence.size(); ++i) out << (i ? "; " : "") << v.evidence[i];

@@ -7,7 +7,9 @@
 // The channel is a directory, `<trace dir>/.live/` (mode 0700). Each traced
 // process image maps one file `<host>-<pid>-<start_mono_ns>.live` (mode 0600,
 // the same stem as its trace file) of exactly sizeof(LiveSlot) bytes with
-// MAP_SHARED. The process writes the status half; controllers write the
+// MAP_SHARED. The file is made complete under a hidden name (`.<name>.tmp`)
+// and renamed into place, so a file with the .live suffix always has a full
+// slot with its identity filled in; readers still check magic and size. The process writes the status half; controllers write the
 // request half and then wake the process's writer thread with FUTEX_WAKE on
 // `wake` (a shared futex: the word lives in the file mapping). `job` holds
 // one LiveJob: the job-wide mode a process adopts when it starts.

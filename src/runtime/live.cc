@@ -238,13 +238,20 @@ void live_open_slot() {
   uname(&u);
   std::snprintf(name, sizeof(name), "%s-%d-%llu%s", u.nodename, g.pid, static_cast<unsigned long long>(g.start_mono_ns),
                 format::kLiveSuffix);
+  // Made complete under a hidden name, then renamed into place: a
+  // controller never maps a file shorter than a slot (SIGBUS on access).
+  char tmp[kPathMax + 330];
   std::snprintf(path, sizeof(path), "%s/%s", dir, name);
-  int fd = sys::open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  std::snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+  int fd = sys::open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return;
   void* p = nullptr;
   if (sys::ftruncate(fd, sizeof(LiveSlot)) == 0) p = sys::map_shared(fd, sizeof(LiveSlot));
   sys::close(fd);
-  if (!p) return;
+  if (!p) {
+    sys::unlink(tmp);
+    return;
+  }
   auto* s = static_cast<LiveSlot*>(p);  // zero-filled by ftruncate
   s->version = format::kLiveVersion;
   s->slot_bytes = sizeof(LiveSlot);
@@ -257,6 +264,11 @@ void live_open_slot() {
   s->state.store(static_cast<uint32_t>(LiveState::kRunning), std::memory_order_relaxed);
   s->revert_at_mono_ns.store(L.revert_at_ns, std::memory_order_relaxed);
   std::atomic_ref<uint64_t>(s->magic).store(format::kLiveMagic, std::memory_order_release);
+  if (sys::rename(tmp, path) != 0) {
+    sys::unlink(tmp);
+    sys::unmap(p, sizeof(LiveSlot));
+    return;
+  }
   L.applied_seq = s->request_seq.load(std::memory_order_acquire);
   L.snapshot_seq = s->snapshot_seq.load(std::memory_order_acquire);
   L.window_start_ns = mono_now_ns();
@@ -283,7 +295,7 @@ LiveRequests live_take_requests() {
         if (L.revert_at_ns && L.revert_to == r.to) L.revert_at_ns = 0;
       }
       s->revert_at_mono_ns.store(L.revert_at_ns, std::memory_order_relaxed);
-      s->applied_seq.store(seq, std::memory_order_release);
+      r.ack = true;
     }
     const uint64_t snap = s->snapshot_seq.load(std::memory_order_acquire);
     if (snap != L.snapshot_seq) {
@@ -301,8 +313,11 @@ LiveRequests live_take_requests() {
   return r;
 }
 
-void live_snapshot_done() {
-  if (L.slot) L.slot->snapshot_done.store(L.snapshot_seq, std::memory_order_release);
+void live_requests_done(const LiveRequests& r) {
+  if (!L.slot) return;
+  L.slot->mode.store(L.mode.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  if (r.ack) L.slot->applied_seq.store(L.applied_seq, std::memory_order_release);
+  if (r.snapshot) L.slot->snapshot_done.store(L.snapshot_seq, std::memory_order_release);
 }
 
 uint64_t live_ns_until_deadline() {

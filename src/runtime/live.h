@@ -39,10 +39,13 @@ struct LiveRequests {
   bool switch_mode = false;
   LiveMode to = LiveMode::kTrace;
   bool snapshot = false;  // flush and write a PROFILE snapshot now
+  bool ack = false;       // a mode request arrived (even one for the mode in force)
 };
 // What controllers asked for since the last call, and timed switches now due.
 LiveRequests live_take_requests();
-void live_snapshot_done();
+// Acknowledges the requests once they took effect: a controller that sees
+// its sequence number applied also sees the new mode.
+void live_requests_done(const LiveRequests& r);
 // Nanoseconds until the writer must wake for a timed switch (~0: none).
 uint64_t live_ns_until_deadline();
 

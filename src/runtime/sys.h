@@ -40,6 +40,10 @@ inline long fstat(int fd, struct stat* st) { return syscall(SYS_fstat, fd, st); 
 // invisible to, and untouchable by, the rest of the process.
 inline long own_fd_table() { return syscall(SYS_close_range, 0u, ~0u, 2u /*CLOSE_RANGE_UNSHARE*/); }
 inline long readlink(const char* path, char* buf, size_t n) { return syscall(SYS_readlinkat, -100, path, buf, n); }
+inline int rename(const char* from, const char* to) {
+  return static_cast<int>(syscall(SYS_renameat, -100, from, -100, to));
+}
+inline int unlink(const char* path) { return static_cast<int>(syscall(SYS_unlinkat, -100, path, 0)); }
 inline int mkdir(const char* path, int mode) { return static_cast<int>(syscall(SYS_mkdirat, -100, path, mode)); }
 inline int gettid() { return static_cast<int>(syscall(SYS_gettid)); }
 inline int getpid() { return static_cast<int>(syscall(SYS_getpid)); }

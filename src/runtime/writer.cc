@@ -513,7 +513,10 @@ void flush_locked(bool final_flush) {
 // timed switch now due. The rings are drained in the old mode first.
 void serve_live_requests() {
   const LiveRequests req = live_take_requests();
-  if (!req.switch_mode && !req.snapshot) return;
+  if (!req.switch_mode && !req.snapshot) {
+    live_requests_done(req);
+    return;
+  }
   pthread_mutex_lock(&w.mu);
   if (!g.finalized.load(std::memory_order_acquire)) {
     FileLease lease;
@@ -527,7 +530,7 @@ void serve_live_requests() {
     live_publish(writer_dropped_total());
   }
   pthread_mutex_unlock(&w.mu);
-  if (req.snapshot) live_snapshot_done();
+  live_requests_done(req);
 }
 
 void run_pending_task() {

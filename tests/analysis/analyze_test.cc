@@ -271,7 +271,7 @@ TEST(Staging, GroupedByDirectoryInJsonAndText) {
       << t;
   EXPECT_NE(t.find("  other files (14 file(s) of the directories above not listed one by one; --json for each):\n"
                    "  /job/cfg.npz  (dataset(train), 1000 B, read-only, one process)\n"
-                   "     reads 10 writes 0 opens 0 stats 0; read 3.91 KiB, wrote 0 B; r/w/meta 3.00 ms/0 s/0 s\n"),
+                   "     r/w/open/stat 10/0/0/0; bytes r/w 3.91 KiB/0 B; time r/w/meta 3.00 ms/0 s/0 s\n"),
             std::string::npos)
       << t;
 

@@ -336,7 +336,7 @@ std::unique_ptr<live::Server> start_live_server(const RunOptions& o, const std::
     if (o.listen != "127.0.0.1" && o.listen != "::1" && o.listen != "localhost")
       std::fprintf(stderr, "strata: warning: live server listening on %s: anyone who can reach it and has the token "
                    "can read and steer the job\n", o.listen.c_str());
-    std::fprintf(stderr, "strata: live at %s\n", server->url().c_str());
+    if (!o.quiet) std::fprintf(stderr, "strata: live at %s\n", server->url().c_str());
     return server;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "strata: warning: no live server (%s); strata ctl %s still works\n", e.what(), dir.c_str());

@@ -316,7 +316,7 @@ SwitchResult Channel::request_mode(uint32_t mode, int64_t pid, int64_t for_ns, i
   for (auto& [slot, seq] : asked) {
     while (slot->map->applied_seq.load(std::memory_order_acquire) < seq && slot_running(*slot) &&
            std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     (slot->map->applied_seq.load(std::memory_order_acquire) >= seq ? result.switched : result.pending)
         .push_back(slot->map->pid);
   }
@@ -337,7 +337,7 @@ std::vector<int64_t> Channel::request_snapshot(int wait_ms) {
   for (auto& [slot, seq] : asked) {
     while (slot->map->snapshot_done.load(std::memory_order_acquire) < seq && slot_running(*slot) &&
            std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (slot->map->snapshot_done.load(std::memory_order_acquire) < seq && slot_running(*slot))
       silent.push_back(slot->map->pid);
   }

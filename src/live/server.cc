@@ -179,12 +179,19 @@ struct Server::Impl {
     for (size_t i = 0; i < job.procs.size(); ++i) {
       const auto& p = job.procs[i];
       auto mode = modes.find(p.meta.pid);
+      // A profile-mode process wrote counters, not events: its bytes are theirs.
+      int64_t read = p.bytes_read, written = p.bytes_written;
+      if (read == 0 && written == 0)
+        for (const auto& [path, r] : p.posix) {
+          read += r.counters[counters::POSIX_BYTES_READ];
+          written += r.counters[counters::POSIX_BYTES_WRITTEN];
+        }
       s += (i ? ", " : "") + std::string("{\"pid\": ") + std::to_string(p.meta.pid) +
            ", \"ppid\": " + std::to_string(p.meta.ppid) + ", \"command\": " + json::quoted(p.meta.cmdline) +
            ", \"host\": " + json::quoted(p.meta.host) + ", \"state\": \"exited\", \"mode\": " +
            (mode == modes.end() ? std::string("null") : "\"" + mode->second + "\"") +
            ", \"events\": " + std::to_string(p.events) + ", \"events_per_s\": 0, \"read_bytes\": " +
-           std::to_string(p.bytes_read) + ", \"written_bytes\": " + std::to_string(p.bytes_written) +
+           std::to_string(read) + ", \"written_bytes\": " + std::to_string(written) +
            ", \"read_bytes_per_s\": 0, \"written_bytes_per_s\": 0, \"dropped\": 0, \"open_files\": [], \"tags\": {}}";
     }
     finished_status = s + "]}";
@@ -239,11 +246,9 @@ struct Server::Impl {
     http.Get("/api/counters", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string prefix = req.get_param_value("path");
       if (o.finished) return reply(res, 200, counters_json(job, prefix));
-      {
-        std::lock_guard lock(mu);
-        channel->request_snapshot(2000);
-      }
       try {
+        // A channel of its own: the 2 s wait for snapshots holds up no other request.
+        Channel(o.trace_dir, [](const std::string&) {}).request_snapshot(2000);
         reply(res, 200, trace_counters_json(o.trace_dir, prefix));
       } catch (const std::exception& e) {
         reply(res, 500, error_json(o.trace_dir + ": cannot read the counters: " + e.what()));
@@ -289,7 +294,12 @@ struct Server::Impl {
       auto& series = history[p.pid];
       if (!series.empty() && series.back()[0] == now) series.pop_back();  // an exec'd image: its newest slot wins
       series.push_back({now, p.events_per_s, p.read_bytes_per_s, p.written_bytes_per_s});
+    }
+    // Older samples go, and with them the series of processes gone for 10 minutes.
+    for (auto it = history.begin(); it != history.end();) {
+      auto& series = it->second;
       while (!series.empty() && series.front()[0] + kHistorySeconds < now) series.pop_front();
+      it = series.empty() ? history.erase(it) : std::next(it);
     }
   }
 

@@ -173,6 +173,14 @@ const StrataLive = (() => {
     return Object.entries(tags).map(([k, v]) => k + '=' + (typeof v === 'string' ? v : JSON.stringify(v))).join(' ');
   }
 
+  // A timed job-wide switch: when it ends and what comes back (nothing once
+  // that time has passed).
+  function revertText(job, nowMs) {
+    const at = job && Number(job.revert_at_wall_ns);
+    if (!at || !job.revert_mode || at / 1e6 <= nowMs) return '';
+    return 'back to ' + job.revert_mode + ' at ' + new Date(at / 1e6).toLocaleTimeString();
+  }
+
   function stateText(p) {
     if (p.state === 'exited' && isNumber(p.exit_status)) return 'exited (' + p.exit_status + ')';
     return String(p.state || 'unknown');
@@ -180,7 +188,7 @@ const StrataLive = (() => {
 
   return {MODES, ACTIVE_STATES, humanBytes, humanRate, humanCount, exact, seconds, keyProcesses,
           mergeProcesses, treeOrder, describeFailure, seriesPoints, historyEnd, jobTotal,
-          COUNTER_COLUMNS, counterValue, counterKey, sortCounters, tagsText, stateText};
+          COUNTER_COLUMNS, counterValue, counterKey, sortCounters, tagsText, revertText, stateText};
 })();
 
 if (typeof module === 'object' && module.exports) module.exports = StrataLive;
@@ -282,8 +290,10 @@ function startPage() {
       document.body.dataset.polls = page.polls;
     } catch (e) {
       fail(e);
+    } finally {
+      // A bug in rendering shows on the console but does not stop the polls.
+      if (!page.stopped) setTimeout(pollStatus, STATUS_PERIOD_MS);
     }
-    if (!page.stopped) setTimeout(pollStatus, STATUS_PERIOD_MS);
   }
 
   function setLive(live) {
@@ -300,6 +310,7 @@ function startPage() {
     for (const b of $('job-switch').querySelectorAll('button'))
       b.setAttribute('aria-pressed', String(b.dataset.mode === jobMode));
     document.body.dataset.jobMode = jobMode || '';
+    $('job-revert').textContent = L.revertText(s.job, Date.now());
     const merged = L.mergeProcesses(page.known, L.keyProcesses(s.processes || []));
     page.known = merged;
     const ordered = L.treeOrder(merged);
@@ -424,9 +435,10 @@ function startPage() {
       drawCharts();
     } catch (e) {
       fail(e, (m) => { $('charts-note').textContent = 'history: ' + m; });
+    } finally {
+      // A finished trace's history does not change.
+      if (!page.stopped && page.live !== false) setTimeout(pollHistory, HISTORY_PERIOD_MS);
     }
-    // A finished trace's history does not change.
-    if (!page.stopped && page.live !== false) setTimeout(pollHistory, HISTORY_PERIOD_MS);
   }
 
   function chartOrder(history) {

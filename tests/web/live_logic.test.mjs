@@ -107,6 +107,16 @@ test('counter columns read POSIX and STDIO names, prefixed or not', () => {
     .map((r) => r.pid), [4, 9]);
 });
 
+test('a timed job-wide switch says when it ends', () => {
+  const at = Date.UTC(2026, 0, 2, 3, 4, 5);
+  const job = {mode: 'trace', revert_mode: 'profile', revert_at_wall_ns: at * 1e6};
+  assert.equal(L.revertText(job, at - 1000), 'back to profile at ' + new Date(at).toLocaleTimeString());
+  assert.equal(L.revertText(job, at), '', 'past: nothing');
+  assert.equal(L.revertText({mode: 'trace'}, 0), '');
+  assert.equal(L.revertText({mode: 'trace', revert_at_wall_ns: 0, revert_mode: 'profile'}, 0), '');
+  assert.equal(L.revertText(null, 0), '');
+});
+
 test('tags as key=value', () => {
   assert.equal(L.tagsText({epoch: 1, phase: 'train', x: [1]}), 'epoch=1 phase=train x=[1]');
   assert.equal(L.tagsText(null), '');

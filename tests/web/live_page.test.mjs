@@ -185,6 +185,22 @@ async function mainPage(browser) {
   r = await waitRates(page, 'trace', (e) => e > 0, 10);
   check(r.ok, 'switching it back to trace restarts it within 10 s', r.rows);
 
+  // A timed job-wide switch: the header says what comes back, and a switch
+  // until changed clears it.
+  await page.selectOption('#switch-for', '30');
+  await switchJob(page, 'off');
+  r = await waitRates(page, 'off', (e) => e === 0, 10);
+  check(r.ok, 'job-wide off for 30 s: every process shows off and 0 events/s within 10 s', r.rows);
+  const revert = await until(() => page.evaluate(() => document.getElementById('job-revert').textContent), 5);
+  check(/^back to trace at /.test(revert), 'the header says the job goes back to trace', revert);
+  check(/for 30 s/.test(await page.textContent('#notice')), 'the notice names the duration', await page.textContent('#notice'));
+  await page.selectOption('#switch-for', '0');
+  await switchJob(page, 'trace');
+  r = await waitRates(page, 'trace', (e) => e > 0, 10);
+  check(r.ok, 'job-wide trace until changed: events/s > 0 again within 10 s', r.rows);
+  const cleared = await until(() => page.evaluate(() => document.getElementById('job-revert').textContent === ''), 5);
+  check(cleared, 'and the header no longer announces a return');
+
   // The small charts: the job's and one per process of /api/history (every
   // running one; one that lived less than the server's sampling second may
   // have no series).

@@ -583,12 +583,13 @@ function startPage() {
         td(col.name.toLowerCase().replace(/_/g, '-'), col.format(v), v, col.title ? col.title(v) : undefined);
       }
       rows.push(tr);
-      const details = counterDetails(f);
-      details.hidden = !page.expanded.has(key);
-      rows.push(details);
+      // The ~100 counters of a record are built only while it is open: a
+      // table of every record's details is tens of thousands of nodes.
+      if (page.expanded.has(key)) rows.push(counterDetails(f));
       tr.addEventListener('click', () => {
-        details.hidden = !details.hidden;
-        if (details.hidden) page.expanded.delete(key); else page.expanded.add(key);
+        const open = tr.nextElementSibling && tr.nextElementSibling.classList.contains('details');
+        if (open) { tr.nextElementSibling.remove(); page.expanded.delete(key); }
+        else { tr.after(counterDetails(f)); page.expanded.add(key); }
       });
     }
     body.replaceChildren(...rows);

@@ -125,8 +125,12 @@ async function checkCounters(page) {
         'its POSIX counters: 1 open, ' + args.fileWrites + ' writes, ' + args.fileBytes + ' bytes written', rec);
   check(paths.length > 0 && paths.every((p) => p.startsWith(dir)), 'the path filter keeps only files under ' + dir, paths);
   await page.click('#counters tr.record[data-path="' + args.file + '"]');
-  check(/POSIX_BYTES_WRITTEN/.test(await page.textContent('#counters tr.details:not([hidden])') || ''),
-        'a click on a record shows all its counters');
+  const opened = await page.textContent('#counters tr.details') || '';
+  const shows = (name, value) => new RegExp(name + '\\s*' + value + '(?![\\d,.])').test(opened);
+  check(shows('POSIX_BYTES_WRITTEN', Number(args.fileBytes).toLocaleString('en-US')) && shows('POSIX_WRITES', args.fileWrites),
+        'a click on a record shows all its counters', opened.slice(0, 300));
+  await page.click('#counters tr.record[data-path="' + args.file + '"]');
+  check(await page.locator('#counters tr.details').count() === 0, 'a second click closes them');
 }
 
 async function mainPage(browser) {

@@ -1,18 +1,135 @@
-// The report page's charts (strata analyze --html), embedded into the page
-// at build time (src/analysis/CMakeLists.txt). The page defines `D`, the
-// report's data, before this script; Chart.js comes before both.
+// The report page's views (strata analyze --html), embedded into the page at
+// build time (src/analysis/CMakeLists.txt). The page defines `D`, the report's
+// data (src/analysis/report_html.cc), before this script; Chart.js comes
+// before both. Every view counts itself in body[data-charts-drawn] and the
+// page says how many it expects in body[data-charts-expected], so a headless
+// browser test can tell a view that failed from one that was never drawn.
 let drawn = 0;
-const done = (c) => { drawn++; document.body.dataset.chartsDrawn = drawn; };
+let expected = 0;
+const done = () => { drawn++; document.body.dataset.chartsDrawn = drawn; };
 Chart.defaults.animation = false;
-const palette = ['#1f77b4','#ff7f0e','#2ca02c','#d62728','#9467bd','#8c564b','#e377c2','#7f7f7f'];
+const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
+  '#bcbd22', '#17becf'];
+const R = D.report;
+const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text;
+  if (cls) e.className = cls; return e; };
+const seconds = (s) => s >= 1 ? s.toPrecision(3) + ' s' : s >= 1e-3 ? (s * 1e3).toPrecision(3) + ' ms'
+  : (s * 1e6).toPrecision(3) + ' \u00b5s';
+const bytes = (b) => { const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB']; let i = 0;
+  while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; } return (i ? b.toPrecision(3) : b) + ' ' + u[i]; };
+
+// A short name for a process: what the verdict knows, else its command.
+const loopPid = R.verdict && R.verdict.evidence ? R.verdict.evidence.loop_pid : undefined;
+const procName = (p) => {
+  if (p.pid === loopPid) return 'pid ' + p.pid + ' training loop';
+  if (loopPid !== undefined && p.ppid === loopPid) return 'pid ' + p.pid + ' DataLoader worker';
+  const argv = (p.cmd || '').split(' ');
+  const prog = (argv.length > 1 && /python/.test(argv[0]) ? argv[1] : argv[0]).split('/').pop();
+  return 'pid ' + p.pid + (p.rank >= 0 ? ' rank ' + p.rank : '') + ' ' + prog;
+};
+
+// ---- the verdict, first -------------------------------------------------------
 {
-  const n = D.timeline.length ? D.timeline[0].ops.length : 0;
-  const labels = Array.from({length: n}, (_, i) => (i * D.bin_s).toFixed(3));
+  const host = document.getElementById('verdict');
+  const v = R.verdict;
+  if (v) {
+    host.appendChild(el('h2', 'Verdict: ' + v.bottleneck, 'verdict-' + v.bottleneck));
+    host.appendChild(el('p', v.summary));
+    if (v.advice && v.advice.length) {
+      const ul = el('ul');
+      v.advice.forEach((a) => { const li = el('li'); li.appendChild(el('b', '[' + a.rule + '] ')); li.append(a.text);
+        ul.appendChild(li); });
+      host.appendChild(el('h3', 'Advice'));
+      host.appendChild(ul);
+    }
+  }
+  if (R.modes && R.modes.processes && R.modes.processes.length) {
+    const m = Object.entries(R.modes.seconds_by_mode).map(([k, s]) => k + ' ' + seconds(s)).join(', ');
+    host.appendChild(el('p', 'Recording modes (strata run --live): ' + m + '. Events cover the ' +
+      seconds(R.modes.traced_s) + ' traced in full; counters cover every mode but off.'));
+  }
+}
+
+// ---- the one-glance bar: where the run time went ---------------------------------
+{
+  expected++;
+  const e = R.verdict && R.verdict.evidence;
+  let label, parts;
+  if (e && e.loop_ns > 0) {
+    const wait = e.loader_wait_ns || 0, ckpt = e.checkpoint_ns || 0;
+    label = 'training loop (pid ' + e.loop_pid + '), ' + seconds(e.loop_ns / 1e9);
+    parts = [['compute', Math.max(0, e.loop_ns - wait - ckpt)], ['waiting for data', wait], ['checkpoint', ckpt]]
+      .map(([k, ns]) => [k, 100 * ns / e.loop_ns]);
+  } else {
+    const s = R.summary || {};
+    let span = 0;
+    (R.processes || []).forEach((p) => { span += Math.max(0, p.last_ns - p.first_ns); });
+    span = Math.max(span, 1);
+    const io = s.unoverlapped_io_ns || 0, comp = s.compute_ns || 0, both = (s.io_ns || 0) - io;
+    label = 'process time summed over ' + (s.processes || 0) + ' process(es), ' + seconds(span / 1e9);
+    parts = [['I/O only', io], ['I/O overlapping compute', Math.max(0, both)], ['compute', Math.max(0, comp - both)]];
+    parts.push(['other', Math.max(0, span - parts.reduce((t, x) => t + x[1], 0))]);
+    parts = parts.map(([k, ns]) => [k, 100 * ns / span]);
+  }
+  new Chart(document.getElementById('shares'), {type: 'bar',
+    data: {labels: [label], datasets: parts.map(([k, pct], i) => ({label: k + ' ' + pct.toFixed(1) + '%', data: [pct],
+      backgroundColor: palette[[2, 3, 1, 7][i % 4]]}))},
+    options: {indexAxis: 'y', maintainAspectRatio: false,
+      scales: {x: {stacked: true, max: 100, title: {display: true, text: '% of the time'}}, y: {stacked: true}}}});
+  done();
+}
+
+// ---- heatmap: bytes (or operations) per process and time bin, every process ---------
+{
+  expected++;
+  const canvas = document.getElementById('heat');
+  const procs = D.procs;
+  const value = (p, k) => D.sizes_known ? p.rbytes[k] + p.wbytes[k] : p.ops[k];
+  let max = 0;
+  procs.forEach((p) => { for (let k = 0; k < D.bins; k++) max = Math.max(max, value(p, k)); });
+  const rowH = Math.max(2, Math.min(16, Math.floor(640 / Math.max(1, procs.length))));
+  const labelW = rowH >= 10 ? 240 : 0, width = 900, plotW = width - labelW - 10, axisH = 28;
+  canvas.width = width;
+  canvas.height = procs.length * rowH + axisH;
+  canvas.dataset.rows = procs.length;
+  const g = canvas.getContext('2d');
+  g.font = Math.min(12, rowH - 2) + 'px sans-serif';
+  const colW = plotW / Math.max(1, D.bins);
+  // Epoch bands behind the rows.
+  const total = D.bins * D.bin_s;
+  if (D.by === 'epoch' && total > 0)
+    D.groups.forEach((grp, i) => {
+      if (grp[5] <= grp[4]) return;
+      g.fillStyle = i % 2 ? '#f4f4f4' : '#e8eef8';
+      g.fillRect(labelW + grp[4] / total * plotW, 0, (grp[5] - grp[4]) / total * plotW, procs.length * rowH);
+    });
+  procs.forEach((p, r) => {
+    if (labelW) { g.fillStyle = '#222'; g.fillText(procName(p).slice(0, 36), 2, r * rowH + rowH - 3); }
+    for (let k = 0; k < D.bins; k++) {
+      const v = value(p, k);
+      if (!v) continue;
+      const t = max > 0 ? Math.log1p(v) / Math.log1p(max) : 0;
+      g.fillStyle = 'hsl(' + Math.round(220 - 220 * t) + ',85%,' + Math.round(70 - 35 * t) + '%)';
+      g.fillRect(labelW + k * colW, r * rowH, Math.max(1, colW), rowH - (rowH > 3 ? 1 : 0));
+    }
+  });
+  g.fillStyle = '#222';
+  const y = procs.length * rowH + 16;
+  for (let i = 0; i <= 4; i++) g.fillText((total * i / 4).toFixed(2) + ' s', labelW + plotW * i / 4 - (i ? 30 : 0), y);
+  g.fillText('max ' + (D.sizes_known ? bytes(max) : max + ' ops') + ' per ' + seconds(D.bin_s) + ' bin', width - 240, y + 10);
+  done();
+}
+
+// ---- the busiest processes' operations and bandwidth --------------------------------
+{
+  expected++;
+  const busiest = [...D.procs].sort((a, b) => b.events - a.events).slice(0, 8);
+  const labels = Array.from({length: D.bins}, (_, i) => (i * D.bin_s).toFixed(3));
   const ds = [];
-  D.timeline.forEach((p, k) => {
-    ds.push({label: 'ops pid ' + p.pid, data: p.ops, borderColor: palette[k % 8], yAxisID: 'ops', pointRadius: 0});
-    if (D.sizes_known) ds.push({label: 'MB/s pid ' + p.pid, data: p.rbytes.map((b, i) => (b + p.wbytes[i]) / D.bin_s / 1e6),
-      borderColor: palette[k % 8], borderDash: [4, 3], yAxisID: 'bw', pointRadius: 0});
+  busiest.forEach((p, k) => {
+    ds.push({label: 'ops ' + procName(p), data: p.ops, borderColor: palette[k], yAxisID: 'ops', pointRadius: 0});
+    if (D.sizes_known) ds.push({label: 'MB/s ' + procName(p), data: p.rbytes.map((b, i) => (b + p.wbytes[i]) / D.bin_s / 1e6),
+      borderColor: palette[k], borderDash: [4, 3], yAxisID: 'bw', pointRadius: 0});
   });
   new Chart(document.getElementById('timeline'), {type: 'line', data: {labels, datasets: ds},
     options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: 'time (s)'}},
@@ -20,38 +137,92 @@ const palette = ['#1f77b4','#ff7f0e','#2ca02c','#d62728','#9467bd','#8c564b','#e
       bw: {position: 'right', display: D.sizes_known, title: {display: true, text: 'MB/s'}}}}});
   done();
 }
+
+// ---- per epoch (or --by key): I/O, compute, loader wait ------------------------------
 {
-  const labels = ['0-100','100-1K','1K-10K','10K-100K','100K-1M','1M-4M','4M-10M','10M-100M','100M-1G','1G+'];
+  expected++;
+  document.getElementById('groups-title').textContent = 'Time per ' + D.by + ' (summed over processes)';
+  const hasWait = D.groups.some((x) => x[3] > 0);
+  const ds = [{label: 'I/O time (s)', data: D.groups.map((x) => x[1]), backgroundColor: palette[0]},
+    {label: 'compute time (s)', data: D.groups.map((x) => x[2]), backgroundColor: palette[2]}];
+  if (hasWait) ds.push({label: 'loader wait (s)', data: D.groups.map((x) => x[3]), backgroundColor: palette[3]});
+  new Chart(document.getElementById('groups'), {type: 'bar', data: {labels: D.groups.map((x) => x[0]), datasets: ds},
+    options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: D.by}},
+      y: {title: {display: true, text: 'seconds'}}}}});
+  done();
+}
+
+// ---- operation counts -----------------------------------------------------------------
+{
+  expected++;
+  const top = [...(R.functions || [])].sort((a, b) => b.count - a.count).slice(0, 12);
+  new Chart(document.getElementById('ops'), {type: 'bar', data: {labels: top.map((f) => f.layer + ' ' + f.name),
+    datasets: [{label: 'calls', data: top.map((f) => f.count), backgroundColor: palette[4]}]},
+    options: {indexAxis: 'y', maintainAspectRatio: false, scales: {x: {title: {display: true, text: 'calls'}}}}});
+  done();
+}
+
+// ---- access sizes (Darshan buckets) ------------------------------------------------------
+{
+  expected++;
+  const labels = ['0-100', '100-1K', '1K-10K', '10K-100K', '100K-1M', '1M-4M', '4M-10M', '10M-100M', '100M-1G', '1G+'];
   new Chart(document.getElementById('sizes'), {type: 'bar', data: {labels, datasets: [
     {label: 'reads', data: D.sizes_r, backgroundColor: palette[0]},
     {label: 'writes', data: D.sizes_w, backgroundColor: palette[1]}]},
-    options: {maintainAspectRatio: false, scales: {y: {title: {display: true, text: D.sizes_known ? 'count' : 'sizes unknown'}}}}});
+    options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: 'request size (bytes)'}},
+      y: {title: {display: true, text: D.sizes_known ? 'requests' : 'sizes unknown'}}}}});
   done();
 }
+
+// ---- files by access ----------------------------------------------------------------------
 {
-  new Chart(document.getElementById('epochs'), {type: 'bar', data: {labels: D.epochs.map(e => e[0]), datasets: [
-    {label: 'I/O time (s)', data: D.epochs.map(e => e[1]), backgroundColor: palette[0]},
-    {label: 'compute time (s)', data: D.epochs.map(e => e[2]), backgroundColor: palette[2]}]},
-    options: {maintainAspectRatio: false}});
+  expected++;
+  const kinds = ['read-only', 'write-only', 'read-write', 'metadata-only'];
+  new Chart(document.getElementById('access'), {type: 'bar', data: {labels: kinds,
+    datasets: [{label: 'files', data: kinds.map((k) => D.access[k] || 0), backgroundColor: palette[5]}]},
+    options: {maintainAspectRatio: false, scales: {y: {title: {display: true, text: 'files'}}}}});
   done();
 }
-const host = document.getElementById('patterns');
-const colour = (size, max) => { const t = max > 0 ? Math.log1p(size) / Math.log1p(max) : 0;
-  return 'hsl(' + Math.round(240 - 240 * t) + ',80%,45%)'; };
-D.files.forEach((f, i) => {
-  const maxSize = Math.max(1, ...f.points.map(p => p[2]));
-  for (const kind of ['spatial', 'temporal']) {
-    const h = document.createElement('h2');
-    h.textContent = (kind === 'spatial' ? 'Spatial pattern (offset by process): ' : 'Temporal pattern (offset over time): ') + f.path;
-    host.appendChild(h);
-    const div = document.createElement('div'); div.className = 'chart';
-    const c = document.createElement('canvas'); c.id = kind + i; div.appendChild(c); host.appendChild(div);
-    const pts = f.points.map(p => ({x: kind === 'spatial' ? p[3] : p[0], y: p[1]}));
-    new Chart(c, {type: 'scatter', data: {datasets: [{label: 'accesses (colour: request size)', data: pts,
-      pointBackgroundColor: f.points.map(p => colour(p[2], maxSize)), pointRadius: 2}]},
-      options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: kind === 'spatial' ? 'pid' : 'time (s)'}},
-        y: {title: {display: true, text: 'file offset (B)'}}}}});
-    done();
-  }
-});
-document.body.dataset.chartsExpected = 3 + 2 * D.files.length;
+
+// ---- staging advice (with --stage-capacity) ---------------------------------------------
+if (R.staging && R.staging.groups) {
+  const host = document.getElementById('staging');
+  host.appendChild(el('h2', 'Staging advice: ' + bytes(R.staging.used) + ' of ' + bytes(R.staging.capacity) +
+    ' used, ' + seconds(R.staging.saved_ns / 1e9) + ' of read time saved'));
+  const t = el('table');
+  t.id = 'staging-table';
+  const head = el('tr');
+  ['directory or file', 'files', 'size', 'read time', 're-read', 'saved'].forEach((h) => head.appendChild(el('th', h)));
+  t.appendChild(head);
+  R.staging.groups.forEach((g) => {
+    const tr = el('tr');
+    [g.dir || g.path, g.files, bytes(g.size), seconds(g.read_ns / 1e9), g.reread.toFixed(2) + 'x',
+      g.reason ? g.reason : seconds(g.saved_ns / 1e9)].forEach((x) => tr.appendChild(el('td', String(x))));
+    t.appendChild(tr);
+  });
+  host.appendChild(t);
+}
+
+// ---- spatial and temporal patterns of the data set and checkpoint files ---------------
+{
+  const host = document.getElementById('patterns');
+  const colour = (size, max) => { const t = max > 0 ? Math.log1p(size) / Math.log1p(max) : 0;
+    return 'hsl(' + Math.round(240 - 240 * t) + ',80%,45%)'; };
+  D.files.forEach((f, i) => {
+    const maxSize = Math.max(1, ...f.points.map((p) => p[2]));
+    for (const kind of ['spatial', 'temporal']) {
+      expected++;
+      host.appendChild(el('h2', (kind === 'spatial' ? 'Spatial pattern (offset by process): '
+        : 'Temporal pattern (offset over time): ') + f.path));
+      const div = el('div', undefined, 'chart');
+      const c = el('canvas'); c.id = kind + i; div.appendChild(c); host.appendChild(div);
+      const pts = f.points.map((p) => ({x: kind === 'spatial' ? p[3] : p[0], y: p[1]}));
+      new Chart(c, {type: 'scatter', data: {datasets: [{label: 'accesses (colour: request size, blue small to red ' +
+        bytes(maxSize) + ')', data: pts, pointBackgroundColor: f.points.map((p) => colour(p[2], maxSize)), pointRadius: 2}]},
+        options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: kind === 'spatial' ? 'pid' : 'time (s)'}},
+          y: {title: {display: true, text: 'file offset (B)'}}}}});
+      done();
+    }
+  });
+}
+document.body.dataset.chartsExpected = expected;

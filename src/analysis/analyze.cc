@@ -651,7 +651,7 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
       err << "strata analyze: cannot write " << opts.html << ": " << std::strerror(errno) << "\n";
       return 1;
     }
-    if (!write_html(job, opts, f, err)) return 1;
+    if (!analysis->write_html(f, err)) return 1;
     f.close();
     if (f.fail()) {
       err << "strata analyze: error writing " << opts.html << " (disk full?): the report is incomplete\n";

@@ -106,6 +106,10 @@ class Analysis {
   }
   void write_text(std::ostream& out) const;
   void write_json(std::ostream& out) const;
+  // One JSON object with the keys of the named passes only (the HTML page's data).
+  void write_json_of(const std::vector<std::string>& pass_names, std::ostream& out) const;
+  // The self-contained HTML page (report_html.cc); false with a message on err.
+  bool write_html(std::ostream& out, std::ostream& err) const;
 
  private:
   AnalyzeOptions opts_;

@@ -254,6 +254,14 @@ void Analysis::write_json(std::ostream& out) const {
   out << "\n}\n";
 }
 
+void Analysis::write_json_of(const std::vector<std::string>& pass_names, std::ostream& out) const {
+  out << "{\"passes\": " << pass_names.size();
+  JsonSection s(out);
+  for (auto& p : passes_)
+    if (std::find(pass_names.begin(), pass_names.end(), p->name()) != pass_names.end()) p->json(*this, s);
+  out << "\n}";
+}
+
 // A rendering of an already merged job (tests, tools).
 static Analysis analysis_of(const Job& job, const AnalyzeOptions& o) {
   auto passes = make_passes(o);
@@ -264,6 +272,9 @@ static Analysis analysis_of(const Job& job, const AnalyzeOptions& o) {
 
 void write_text(const Job& job, const AnalyzeOptions& o, std::ostream& out) { analysis_of(job, o).write_text(out); }
 void write_json(const Job& job, const AnalyzeOptions& o, std::ostream& out) { analysis_of(job, o).write_json(out); }
+bool write_html(const Job& job, const AnalyzeOptions& o, std::ostream& out, std::ostream& err) {
+  return analysis_of(job, o).write_html(out, err);
+}
 
 Job analyze_job(const AnalyzeOptions& o) { return run_passes(o).job(); }
 

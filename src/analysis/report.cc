@@ -79,7 +79,7 @@ size_t text_rows(const AnalyzeOptions& o) {
 }
 
 // Processes listed one per line in the job tree without --all.
-constexpr size_t kTreeRows = 2;
+constexpr size_t kTreeRows = 1;  // the job's root; --all draws the tree
 
 // Shortens `s` to `cols` columns, keeping its start (a command line).
 std::string clip_back(const std::string& s, size_t cols) {
@@ -412,13 +412,7 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   std::vector<DatasetDir> dirs = dataset_dirs(job);
   std::erase_if(dirs, [&](const DatasetDir& d) { return !path_selected(o, d.dir); });
   std::set<std::pair<std::string, Role>> rolled;
-  if (!dirs.empty()) {
-    out << "  data set directories (" << kDirGroupMin << " or more data set files of one role; --json \"dataset_dirs\"):\n";
-    for (auto& d : dirs) {
-      rolled.insert({d.dir, d.role});
-      print_dataset_dir(d, job, out);
-    }
-  }
+  for (auto& d : dirs) rolled.insert({d.dir, d.role});
   // Environment files are summed unless listed (--all) or asked for (--path).
   const bool list_env = o.all || !o.path.empty();
   std::vector<const FileAgg*> fv;
@@ -449,8 +443,11 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
     int64_t ta = a->read_ns + a->write_ns + a->meta_ns, tb = b->read_ns + b->write_ns + b->meta_ns;
     return ta != tb ? ta > tb : a->path < b->path;
   });
-  if (!dirs.empty())
-    out << "  other files (" << hidden << " file(s) of the directories above not listed one by one; --json for each):\n";
+  // One header for the directories: the files they roll up are not listed again.
+  if (!dirs.empty()) {
+    out << "  data set directories (" << hidden << " file(s) rolled up, not listed below; --json \"dataset_dirs\"):\n";
+    for (auto& d : dirs) print_dataset_dir(d, job, out);
+  }
   const size_t shown = std::min(fv.size(), text_rows(o));
   for (size_t i = 0; i < shown; ++i) print_file(*fv[i], job, o, out);
   if (fv.size() > shown) out << "  ... " << fv.size() - shown << " more (--top N, --all)\n";

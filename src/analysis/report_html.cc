@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "analysis/analyze.h"
+#include "analysis/pass.h"
 #include "format/json_escape.h"
 
 namespace strata::analysis {
@@ -42,40 +44,57 @@ std::string html_esc(const std::string& s) {
 
 }  // namespace
 
-bool write_html(const Job& job, const AnalyzeOptions& o, std::ostream& out, std::ostream& err) {
-  if (kChartJs[0] == '\0') {
-    err << "strata analyze: --html needs the charting library; run web/build.sh (npm) and rebuild\n";
-    return false;
-  }
+namespace {
+
+// Time bins of one process on the job's bin width, as JSON arrays.
+void bins_json(const TimeBins& bins, const TimeBins& all, std::ostream& d) {
+  TimeBins b = bins;
+  b.rebin(all.width);
+  auto series = [&](const char* key, auto get) {
+    d << ",\"" << key << "\":[";
+    for (size_t k = 0; k < all.bins.size(); ++k) d << (k ? "," : "") << (k < b.bins.size() ? get(b.bins[k]) : 0);
+    d << "]";
+  };
+  series("ops", [](const auto& x) { return x.ops; });
+  series("rbytes", [](const auto& x) { return x.read_bytes; });
+  series("wbytes", [](const auto& x) { return x.write_bytes; });
+}
+
+// The page's data: the report's keys the page shows, plus what only the page
+// draws (bins of every process, access samples of the data set and checkpoint files).
+std::string page_data(const Analysis& a) {
+  const Job& job = a.job();
+  const AnalyzeOptions& o = a.opts();
   std::ostringstream d;
   d << "{\"input\":" << js_str(o.input) << ",\"sizes_known\":" << (job.sizes_known ? "true" : "false");
-  // Timeline: per process (up to 8 busiest) ops and bandwidth.
-  std::vector<const ProcResult*> procs;
-  for (auto& p : job.procs) procs.push_back(&p);
-  std::sort(procs.begin(), procs.end(), [](auto* a, auto* b) { return a->events > b->events; });
-  if (procs.size() > 8) procs.resize(8);
   TimeBins all;
   for (auto& p : job.procs) all.merge(p.bins);
-  d << ",\"bin_s\":" << static_cast<double>(all.width) * 1e-9 << ",\"timeline\":[";
+  d << ",\"bin_s\":" << static_cast<double>(all.width) * 1e-9 << ",\"bins\":" << all.bins.size();
+  // Every process, for the heatmap; the 8 busiest also get lines on the timeline.
+  std::vector<const ProcResult*> procs;
+  for (auto& p : job.procs) procs.push_back(&p);
+  std::sort(procs.begin(), procs.end(), [](auto* x, auto* y) { return x->meta.pid < y->meta.pid; });
+  d << ",\"procs\":[";
   for (size_t i = 0; i < procs.size(); ++i) {
-    TimeBins b = procs[i]->bins;
-    b.rebin(all.width);
-    d << (i ? "," : "") << "{\"pid\":" << procs[i]->meta.pid << ",\"ops\":[";
-    for (size_t k = 0; k < all.bins.size(); ++k) d << (k ? "," : "") << (k < b.bins.size() ? b.bins[k].ops : 0);
-    d << "],\"rbytes\":[";
-    for (size_t k = 0; k < all.bins.size(); ++k) d << (k ? "," : "") << (k < b.bins.size() ? b.bins[k].read_bytes : 0);
-    d << "],\"wbytes\":[";
-    for (size_t k = 0; k < all.bins.size(); ++k) d << (k ? "," : "") << (k < b.bins.size() ? b.bins[k].write_bytes : 0);
-    d << "]}";
+    d << (i ? "," : "") << "{\"pid\":" << procs[i]->meta.pid << ",\"ppid\":" << procs[i]->meta.ppid
+      << ",\"rank\":" << procs[i]->meta.rank << ",\"events\":" << procs[i]->events
+      << ",\"cmd\":" << js_str(procs[i]->meta.cmdline.substr(0, 200));
+    bins_json(procs[i]->bins, all, d);
+    d << "}";
   }
   d << "]";
-  // Spatial/temporal patterns of the top 4 files by bytes moved.
+  // Spatial and temporal patterns of the 4 data set or checkpoint files that moved the most bytes.
   std::vector<const FileAgg*> files;
-  for (auto& [k, f] : job.files)
-    if (f.reads + f.writes > 0) files.push_back(&f);
-  std::sort(files.begin(), files.end(), [](auto* a, auto* b) {
-    int64_t x = a->bytes_read + a->bytes_written, y = b->bytes_read + b->bytes_written;
-    return x != y ? x > y : a->path < b->path;
+  std::map<std::string, int64_t> by_access;
+  for (auto& [k, f] : job.files) {
+    ++by_access[f.reads > 0 && f.writes > 0 ? "read-write" : f.reads > 0 ? "read-only" : f.writes > 0 ? "write-only" : "metadata-only"];
+    if (f.reads + f.writes == 0) continue;
+    const Role r = classify_file(f, job).role;
+    if (r == Role::kTrainData || r == Role::kValData || r == Role::kCheckpoint) files.push_back(&f);
+  }
+  std::sort(files.begin(), files.end(), [](auto* x, auto* y) {
+    int64_t bx = x->bytes_read + x->bytes_written, by = y->bytes_read + y->bytes_written;
+    return bx != by ? bx > by : x->path < y->path;
   });
   if (files.size() > 4) files.resize(4);
   d << ",\"files\":[";
@@ -90,7 +109,12 @@ bool write_html(const Job& job, const AnalyzeOptions& o, std::ostream& out, std:
       }
     d << "]}";
   }
-  d << "]";
+  d << "],\"access\":{";
+  bool first = true;
+  for (auto& [k, n] : by_access) {
+    d << (first ? "" : ",") << js_str(k) << ":" << n;
+    first = false;
+  }
   // Access sizes (Darshan buckets).
   int64_t rh[10] = {}, wh[10] = {};
   for (auto& p : job.procs)
@@ -99,92 +123,55 @@ bool write_html(const Job& job, const AnalyzeOptions& o, std::ostream& out, std:
         rh[i] += std::max<int64_t>(0, r.counters[counters::POSIX_SIZE_READ_0_100 + i]);
         wh[i] += std::max<int64_t>(0, r.counters[counters::POSIX_SIZE_WRITE_0_100 + i]);
       }
-  d << ",\"sizes_r\":[";
+  d << "},\"sizes_r\":[";
   for (int i = 0; i < 10; ++i) d << (i ? "," : "") << rh[i];
   d << "],\"sizes_w\":[";
   for (int i = 0; i < 10; ++i) d << (i ? "," : "") << wh[i];
-  d << "],\"epochs\":[";
-  bool first = true;
+  d << "],\"by\":" << js_str(o.by.empty() ? "epoch" : o.by) << ",\"groups\":[";
+  first = true;
   const auto& ep = o.by.empty() ? job.by_epoch : job.by_tag;
-  for (auto& [k, a] : ep) {
-    d << (first ? "" : ",") << "[" << js_str(k) << "," << static_cast<double>(a.io_ns) * 1e-9 << ","
-      << static_cast<double>(a.compute_ns) * 1e-9 << "]";
+  for (auto& [k, g] : ep) {
+    d << (first ? "" : ",") << "[" << js_str(k) << "," << static_cast<double>(g.io_ns) * 1e-9 << ","
+      << static_cast<double>(g.compute_ns) * 1e-9 << "," << static_cast<double>(g.loader_wait_ns) * 1e-9 << ","
+      << static_cast<double>(g.first_ts == INT64_MAX ? 0 : g.first_ts) * 1e-9 << ","
+      << static_cast<double>(g.last_ts == INT64_MIN ? 0 : g.last_ts) * 1e-9 << "]";
     first = false;
   }
-  d << "],\"by\":" << js_str(o.by.empty() ? "epoch" : o.by) << "}";
+  std::ostringstream report;
+  a.write_json_of({"verdict", "modes", "overlap", "functions", "dl_json", "staging"}, report);
+  d << "],\"report\":" << report.str() << "}";
+  // '<' only appears inside strings, where js_str already escaped it; the
+  // report JSON's strings come from the same escaper without the <script> rule.
+  std::string text = d.str(), safe;
+  safe.reserve(text.size());
+  for (char c : text) {
+    if (c == '<') safe += "\\u003c";
+    else safe += c;
+  }
+  return safe;
+}
 
-  // Summary table rows.
-  int64_t io = 0, comp = 0, unov = 0, br = 0, bw = 0;
-  for (auto& p : job.procs) {
-    io += p.io_union;
-    comp += p.compute_union;
-    unov += p.unoverlapped_io();
-    br += p.bytes_read;
-    bw += p.bytes_written;
+}  // namespace
+
+bool Analysis::write_html(std::ostream& out, std::ostream& err) const {
+  if (kChartJs[0] == '\0') {
+    err << "strata analyze: --html needs the charting library; run web/build.sh (npm) and rebuild\n";
+    return false;
   }
-  char buf[256];
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>strata analyze: "
-      << html_esc(o.input)
-      << "</title>\n<style>" << kReportCss << "</style>\n<script>"
-      << kChartJs << "</script>\n</head><body>\n<h1>strata analyze: " << html_esc(o.input) << "</h1>\n<table>";
-  std::snprintf(buf, sizeof buf, "<tr><td>events</td><td>%" PRIu64 "</td></tr><tr><td>processes</td><td>%zu</td></tr>",
-                job.events, job.procs.size());
-  out << buf;
-  std::snprintf(buf, sizeof buf,
-                "<tr><td>I/O time (union)</td><td>%.6f s</td></tr><tr><td>compute</td><td>%.6f s</td></tr>"
-                "<tr><td>unoverlapped I/O</td><td>%.6f s</td></tr>",
-                static_cast<double>(io) * 1e-9, static_cast<double>(comp) * 1e-9, static_cast<double>(unov) * 1e-9);
-  out << buf;
-  if (job.sizes_known)
-    out << "<tr><td>bytes read</td><td>" << br << "</td></tr><tr><td>bytes written</td><td>" << bw << "</td></tr>";
-  else
-    out << "<tr><td>bytes</td><td>unknown (trace without sizes)</td></tr>";
-  out << "</table>\n";
-  // Deep-learning summary (the text report's first section), when the trace
-  // has epoch tags or DataLoader events.
-  DlSummary dl = dl_summary(job);
-  if (dl.present) {
-    auto sec = [](int64_t ns) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%.6f s", static_cast<double>(ns) * 1e-9);
-      return std::string(b);
-    };
-    out << "<h2>Deep-learning summary</h2>\n";
-    if (!dl.epochs.empty()) {
-      out << "<table id=\"dl-epochs\"><tr><th>epoch</th><th>wall time</th><th>loader wait</th><th>waited</th>"
-             "<th>batches</th><th>compute</th><th>I/O (sum)</th><th>bytes read</th></tr>";
-      for (auto& e : dl.epochs) {
-        std::snprintf(buf, sizeof buf, "%.1f%%",
-                      e.wall_ns > 0 ? 100.0 * static_cast<double>(e.loader_wait_ns) / static_cast<double>(e.wall_ns) : 0.0);
-        out << "<tr><td>" << html_esc(e.value) << "</td><td>" << sec(e.wall_ns) << "</td><td>" << sec(e.loader_wait_ns)
-            << "</td><td>" << buf << "</td><td>" << e.batches << "</td><td>" << sec(e.compute_ns) << "</td><td>"
-            << sec(e.io_ns) << "</td><td>" << e.bytes_read << "</td></tr>";
-      }
-      out << "</table>\n";
-    }
-    if (dl.has_first_vs_rest) {
-      std::string others;
-      for (auto& v : dl.compared) others += (others.empty() ? "" : ", ") + v;
-      std::snprintf(buf, sizeof buf, "I/O time %.6f s vs %.6f s; read time %.6f s vs %.6f s</p>\n",
-                    static_cast<double>(dl.first_io_ns) * 1e-9, dl.rest_io_ns * 1e-9,
-                    static_cast<double>(dl.first_read_ns) * 1e-9, dl.rest_read_ns * 1e-9);
-      out << "<p>first epoch (" << html_esc(dl.epochs[0].value) << ") vs the mean of epoch(s) " << html_esc(others) << ": "
-          << buf;
-    }
-    out << "<table id=\"dl-roles\"><tr><th>files by role</th><th>files</th><th>reads</th><th>bytes read</th>"
-           "<th>writes</th><th>bytes written</th></tr>";
-    for (auto& r : dl.roles)
-      out << "<tr><td>" << role_name(r.role) << "</td><td>" << r.files << "</td><td>" << r.reads << "</td><td>"
-          << r.bytes_read << "</td><td>" << r.writes << "</td><td>" << r.bytes_written << "</td></tr>";
-    out << "</table>\n";
-  }
-  out << "<h2>I/O timeline</h2><div class=\"chart\"><canvas id=\"timeline\"></canvas></div>\n"
-         "<h2>Access sizes (POSIX)</h2><div class=\"chart\"><canvas id=\"sizes\"></canvas></div>\n"
-         "<h2>I/O time per "
-      << html_esc(o.by.empty() ? "epoch" : o.by)
-      << "</h2><div class=\"chart\"><canvas id=\"epochs\"></canvas></div>\n<div id=\"patterns\"></div>\n";
-  out << "<script>\nconst D = " << d.str() << ";\n";
-  out << kReportJs << "</script>\n</body></html>\n";
+  const std::string title = "strata analyze: " + html_esc(opts().input);
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << title
+      << "</title>\n<style>" << kReportCss << "</style>\n<script>" << kChartJs << "</script>\n</head><body>\n<h1>"
+      << title << "</h1>\n"
+      << "<section id=\"verdict\"></section>\n"
+      << "<h2>Where the time went</h2><div class=\"chart bar\"><canvas id=\"shares\"></canvas></div>\n"
+      << "<h2>Every process over time (bytes moved; colour: log scale)</h2><div id=\"heat-host\"><canvas id=\"heat\"></canvas></div>\n"
+      << "<h2>I/O timeline of the busiest processes</h2><div class=\"chart\"><canvas id=\"timeline\"></canvas></div>\n"
+      << "<h2 id=\"groups-title\"></h2><div class=\"chart\"><canvas id=\"groups\"></canvas></div>\n"
+      << "<h2>Operations (top functions by count)</h2><div class=\"chart\"><canvas id=\"ops\"></canvas></div>\n"
+      << "<h2>Access sizes (POSIX requests)</h2><div class=\"chart\"><canvas id=\"sizes\"></canvas></div>\n"
+      << "<h2>Files by access</h2><div class=\"chart small\"><canvas id=\"access\"></canvas></div>\n"
+      << "<section id=\"staging\"></section>\n<div id=\"patterns\"></div>\n";
+  out << "<script>\nconst D = " << page_data(*this) << ";\n" << kReportJs << "</script>\n</body></html>\n";
   return true;
 }
 

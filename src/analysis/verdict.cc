@@ -386,7 +386,7 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
   const std::string life = l.workers > 1 ? "of their time" : l.workers ? "of its time" : "of the loop";
   std::string s = "the training loop (pid " + std::to_string(main_pid) + ") waited for data " + pct(wait) +
                   " of its " + duration(loop_ns);
-  if (m.checkpoint_calls) s += " and checkpointed " + pct(ckpt);
+  if (m.checkpoint_calls && ckpt >= 0.01) s += " and checkpointed " + pct(ckpt);  // below 1% it says nothing
   s += "; " + who + " spent " + pct(share(l.busy_ns - io_ns, l.life_ns)) + " " + life +
        " outside I/O (CPU) and " + pct(share(io_ns, l.life_ns)) + " in I/O";
   if (ckpt >= kCheckpointShareMin && ckpt >= wait) {

@@ -269,8 +269,10 @@ TEST(Staging, GroupedByDirectoryInJsonAndText) {
                    "     reads 50, 0 readers/file; read 19.5 KiB (x4.00), 0/5 whole; read/meta 20.0 ms/0 s\n"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("  other files (14 file(s) of the directories above not listed one by one; --json for each):\n"
-                   "  /job/cfg.npz  (dataset(train), 1000 B, read-only, one process)\n"
+  EXPECT_NE(t.find("  data set directories (14 file(s) rolled up, not listed below; --json \"dataset_dirs\"):\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("  /job/cfg.npz  (dataset(train), 1000 B, read-only, one process)\n"
                    "     r/w/open/stat 10/0/0/0; bytes r/w 3.91 KiB/0 B; time r/w/meta 3.00 ms/0 s/0 s\n"),
             std::string::npos)
       << t;

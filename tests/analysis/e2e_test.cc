@@ -792,7 +792,7 @@ TEST(AnalyzeE2E, DeepLearningSummaryAndDirectoryRollups) {
   EXPECT_NE(o.find("  dataset(validation) " + dir +
                    "/data/val/: 4 files, 4.00 KiB, 3 epochs, 1 reader\n     reads 12, 1 readers/file; "),
             std::string::npos);
-  EXPECT_NE(o.find("  other files (14 file(s) of the directories above not listed one by one; --json for each):\n"),
+  EXPECT_NE(o.find("  data set directories (14 file(s) rolled up, not listed below; --json \"dataset_dirs\"):\n"),
             std::string::npos);
   EXPECT_EQ(o.find("s_0.png"), std::string::npos) << "rolled-up files are not listed one by one";
   EXPECT_NE(o.find("  stage " + dir + "/data/train/: 6 files, 12.0 KiB, read 3.00x, saves ~"), std::string::npos);
@@ -984,15 +984,19 @@ TEST(AnalyzeE2E, HtmlReportDrawsEveryChartInChromium) {
   ASSERT_EQ(an.code, 0) << describe(an);
   ASSERT_TRUE(fs::exists(page));
 
-  // Charts: timeline, access sizes, time per epoch, then a spatial and a
-  // temporal chart for each of the (up to) 4 busiest files with data I/O.
-  // This job has 6 such files (train, val, config, state, log, ckpt): 3 + 2*4.
+  // Views: the one-glance bar, the heatmap of every process, the timeline of
+  // the busiest, time per epoch, operation counts, access sizes, files by
+  // access (7), then a spatial and a temporal chart for each of the (up to) 4
+  // data set or checkpoint files with data I/O that moved the most bytes.
   auto j = analyze_json(t.sub("trace"));
-  int data_files = 0;
-  for (auto f : j->root["files"].get_array()) data_files += I(f, "reads") + I(f, "writes") > 0;
-  EXPECT_EQ(data_files, 6);
-  const int expected = 3 + 2 * std::min(4, data_files);
-  EXPECT_EQ(expected, 11);
+  int pattern_files = 0, processes = 0;
+  for (auto f : j->root["files"].get_array()) {
+    const std::string role(std::string_view(f["role"].get_string().value()));
+    if (I(f, "reads") + I(f, "writes") > 0 && (role.rfind("dataset", 0) == 0 || role == "checkpoint")) ++pattern_files;
+  }
+  for (auto p : j->root["processes"].get_array()) (void)p, ++processes;
+  EXPECT_GE(pattern_files, 2);  // train.bin, val.bin (and the checkpoint)
+  const int expected = 7 + 2 * std::min(4, pattern_files);
 
   RunResult cr = chromium_dump(t, page);
   ASSERT_FALSE(cr.timed_out) << describe(cr);
@@ -1002,6 +1006,11 @@ TEST(AnalyzeE2E, HtmlReportDrawsEveryChartInChromium) {
   size_t canvases = 0;
   for (size_t p = cr.out.find("<canvas"); p != std::string::npos; p = cr.out.find("<canvas", p + 1)) ++canvases;
   EXPECT_EQ(canvases, static_cast<size_t>(expected));
+  // The verdict comes first, and the heatmap has a row for every process.
+  const size_t verdict = cr.out.find("Verdict: ");
+  EXPECT_NE(verdict, std::string::npos) << cr.out.substr(0, 2000);
+  EXPECT_LT(verdict, cr.out.find("id=\"shares\""));
+  EXPECT_NE(cr.out.find("data-rows=\"" + std::to_string(processes) + "\""), std::string::npos);
   auto console = console_lines(cr.err);
   EXPECT_TRUE(console.empty()) << "console output:\n" << join(console);
 

@@ -346,8 +346,6 @@ std::unique_ptr<live::Server> start_live_server(const RunOptions& o, const std::
 
 int run_command(RunOptions o) {
   if (o.live && !o.mode_given) o.mode = "profile";
-  if (!o.live && (o.mode == "off" || o.mode == "smart"))
-    throw std::runtime_error("-m " + o.mode + " needs --live (without it: trace or profile)");
   if (!o.live && (o.port != 0 || o.listen != "127.0.0.1"))
     throw std::runtime_error("--port and --listen need --live");
   if (o.command.empty()) throw std::runtime_error("no command given: strata run [options] -- command args...");
@@ -468,7 +466,7 @@ void add_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a command under the tracer: strata run [options] -- command args...");
   cmd->add_option("-o,--output", o->out, "Trace directory (default: strata-<command>-<time>)");
   auto* mode = cmd->add_option("-m,--mode", o->mode,
-                               "trace (all events) or profile (per-file counters); with --live also off or smart")
+                               "trace (all events), profile (per-file counters), smart (events of the first steps of each epoch) or off")
                    ->check(CLI::IsMember({"trace", "profile", "off", "smart"}));
   cmd->add_option("--exclude", o->exclude, "Path prefix not to trace (repeatable; /proc, /sys, /dev and the trace are always excluded)");
   cmd->add_option("--include", o->include, "Trace only paths under this prefix (repeatable)");

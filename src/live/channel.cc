@@ -279,8 +279,14 @@ JobStatus Channel::job() {
   if (!m) return j;
   j.present = true;
   j.mode = mode_name(m->mode.load(std::memory_order_relaxed));
-  j.revert_at_wall_ns = m->revert_at_wall_ns.load(std::memory_order_relaxed);
+  j.revert_at_wall_ns = m->revert_at_wall_ns.load(std::memory_order_acquire);
   j.revert_mode = mode_name(m->revert_mode.load(std::memory_order_relaxed));
+  // A timed switch that has ended: processes starting now take the revert
+  // mode (the runtime reads the file so), which is the job's mode now.
+  if (j.revert_at_wall_ns && clock_ns(CLOCK_REALTIME) >= j.revert_at_wall_ns) {
+    j.mode = j.revert_mode;
+    j.revert_at_wall_ns = 0;
+  }
   return j;
 }
 

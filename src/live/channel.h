@@ -36,7 +36,7 @@ struct ProcessStatus {
 
 struct JobStatus {
   bool present = false;  // the job file exists and is valid
-  std::string mode;
+  std::string mode;      // what a process starting now adopts (a timed switch that ended reads as reverted)
   uint64_t revert_at_wall_ns = 0;
   std::string revert_mode;
 };

@@ -91,6 +91,20 @@ std::string pid_list(const std::vector<int64_t>& pids) {
   return s + "]";
 }
 
+std::string html_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 uint64_t wall_seconds() {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
@@ -163,11 +177,15 @@ struct Server::Impl {
     try {
       job = analysis::analyze_job(opts);
     } catch (const std::exception& e) {
-      throw ServerError(o.trace_dir + ": cannot read the trace: " + e.what());
+      throw ServerError(e.what());  // names the trace and what is wrong
     }
     std::ostringstream html, err;
-    if (!analysis::write_html(job, opts, html, err)) throw ServerError(err.str());
-    page = html.str();
+    // Without the charting library there is no report page, but the API
+    // still serves: the page says why.
+    page = analysis::write_html(job, opts, html, err)
+               ? html.str()
+               : "<!doctype html><html><head><meta charset=\"utf-8\"><title>strata serve</title></head><body><p>" +
+                     html_escape(err.str()) + "</p></body></html>";
     // The final mode of each process, when the trace was live.
     std::map<int64_t, std::string> modes;
     std::error_code ec;

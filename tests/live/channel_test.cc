@@ -249,6 +249,11 @@ TEST(LiveChannel, JobWideSwitchWritesTheJobFileAndItsRevert) {
   EXPECT_EQ(c.job().mode, "trace");
   EXPECT_EQ(c.job().revert_at_wall_ns, 0u);
   EXPECT_EQ(a->request_seq.load(), 2u);
+  // A timed switch that has ended reads as the mode it went back to.
+  c.request_mode(static_cast<uint32_t>(LiveMode::kSmart), 0, 1, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_EQ(c.job().mode, "trace");
+  EXPECT_EQ(c.job().revert_at_wall_ns, 0u);
 }
 
 TEST(LiveChannel, SwitchOfAnUnknownPidIsAnError) {

@@ -61,14 +61,17 @@ def make_work(tmp_path, name):
 class Job:
     """A live_loop.py job under `strata run --live`, its URL and token."""
 
-    def __init__(self, tmp_path, name="job", extra_args=()):
+    def __init__(self, tmp_path, name="job", extra_args=(), exec_first=False):
         self.work = make_work(tmp_path, name)
+        loop = [PYTHON, LOOP, str(self.work)]
+        if exec_first:  # an image that execs the loop: its slot is replaced by the loop's
+            loop = [PYTHON, "-c", "import os, sys; os.execv(sys.argv[1], sys.argv[1:])"] + loop
         self.trace = tmp_path / (name + "-trace")
         self.stderr_path = tmp_path / (name + "-stderr.txt")
         self.stdout_path = tmp_path / (name + "-stdout.txt")
         with open(self.stderr_path, "w") as err, open(self.stdout_path, "w") as out:
             self.proc = subprocess.Popen([strata_bin(), "run", "--live", *extra_args, "-o", str(self.trace), "--",
-                                          PYTHON, LOOP, str(self.work)],
+                                          *loop],
                                          stdout=out, stderr=err, env=clean_env())
         line = wait_for("the live URL on stderr",
                         lambda: re.search(r"strata: live at (http://127\.0\.0\.1:\d+)/\?token=([0-9a-f]{32})\n",
@@ -193,6 +196,16 @@ def test_per_pid_switch_and_timed_revert(job):
     assert procs[job.parent]["mode"] == "profile"
     assert job.get("/api/status")["job"]["mode"] == "profile", "a per-pid switch leaves the job mode"
     wait_for("the child back in profile after 2 s", lambda: job.process(job.child)["mode"] == "profile", timeout=10)
+
+
+def test_job_wide_timed_switch_reverts_processes_and_the_job_mode(job):
+    status, answer = job.post_mode({"mode": "trace", "for_s": 1.5})
+    assert status == 200 and sorted(answer["switched"]) == sorted([job.parent, job.child]), answer
+    status = job.get("/api/status")
+    assert status["job"]["mode"] == "trace" and status["job"]["revert_mode"] == "profile"
+    assert status["job"]["revert_at_wall_ns"] > time.time_ns()
+    wait_for("both back in profile", lambda: {p["mode"] for p in job.running().values()} == {"profile"}, timeout=10)
+    assert job.get("/api/status")["job"] == {"mode": "profile"}
 
 
 def test_history_keeps_a_sample_a_second(job):
@@ -340,9 +353,9 @@ def test_a_busy_port_leaves_the_job_alone(tmp_path):
     assert "strata ctl %s still works" % (tmp_path / "t") in p.stderr
 
 
-def test_modes_and_server_options_need_live(tmp_path):
-    for args, message in ((["-m", "off"], "-m off needs --live"), (["-m", "smart"], "-m smart needs --live"),
-                          (["--port", "8080"], "--port and --listen need --live")):
+def test_server_options_need_live(tmp_path):
+    for args, message in ((["--port", "8080"], "--port and --listen need --live"),
+                          (["--listen", "127.0.0.2"], "--port and --listen need --live")):
         p = run_strata("run", *args, "-o", tmp_path / "t", "--", PYTHON, "-c", "pass")
         assert p.returncode == 2 and message in p.stderr, p.stderr
         assert not (tmp_path / "t").exists()
@@ -361,5 +374,21 @@ def test_a_killed_process_reads_as_gone(tmp_path):
         assert status == 404 and "no running process with pid %d" % j.child in answer["error"]
         status, answer = j.post_mode({"mode": "trace"})
         assert status == 200 and answer["switched"] == [j.parent], answer
+    finally:
+        assert j.stop() == 0
+
+
+def test_an_exec_replaces_the_slot_and_switches_once(tmp_path):
+    j = Job(tmp_path, "exec", exec_first=True)
+    try:
+        mine = [p for p in j.get("/api/status")["processes"] if p["pid"] == j.parent]
+        assert [p["state"] for p in mine] == ["replaced", "running"], mine
+        assert mine[0]["command"].startswith(PYTHON + " -c import os")
+        assert mine[1]["command"] == "%s %s %s" % (PYTHON, LOOP, j.work)
+        status, answer = j.post_mode({"mode": "trace", "pid": j.parent})
+        assert status == 200 and answer == {"switched": [j.parent], "pending": []}, answer
+        assert [p["mode"] for p in j.get("/api/status")["processes"] if p["pid"] == j.parent][1] == "trace"
+        status = json.loads(ctl(j.trace, "status", "--json").stdout)
+        assert [p["state"] for p in status["processes"] if p["pid"] == j.parent] == ["replaced", "running"]
     finally:
         assert j.stop() == 0

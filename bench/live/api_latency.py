@@ -2,7 +2,7 @@
 """How fast strata live answers (issue 12), on a real job: the two-process
 loop of tests/python/scripts/live_loop.py under `strata run --live`.
 
-  bench/live_api.py [ROUNDS]        # default 40; uses build/bin/strata
+  bench/live/api_latency.py [ROUNDS]        # default 40; uses build/bin/strata
 
 Measures, with wall clocks on this machine (information, not a test):
   - POST /api/mode round trip, job-wide and per pid: the request, the
@@ -22,7 +22,7 @@ import tempfile
 import time
 import urllib.request
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STRATA = os.environ.get("STRATA_BIN", os.path.join(REPO, "build", "bin", "strata"))
 LOOP = os.path.join(REPO, "tests", "python", "scripts", "live_loop.py")
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 40

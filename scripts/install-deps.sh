@@ -47,8 +47,9 @@ else
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# The report page's charting library, from npm (pinned by web/package-lock.json).
+# The pages' charting library and the page tests' browser driver
+# (playwright-core, needs node >= 20), from npm (pinned by web/package-lock.json).
 web="$(dirname "$0")/../web"
-if [[ ! -f "$web/node_modules/chart.js/dist/chart.umd.js" ]]; then
+if [[ ! -f "$web/node_modules/chart.js/dist/chart.umd.js" || ! -f "$web/node_modules/playwright-core/package.json" ]]; then
   bash "$web/build.sh"
 fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the charting library that `strata analyze --html` embeds into its
-# self-contained page (Chart.js, UMD build). Run by CMake at configure time
-# when web/node_modules is missing; safe to run by hand.
+# Installs web/'s npm packages (web/package-lock.json): the charting library
+# that `strata analyze --html` and the live page embed (Chart.js, UMD build),
+# and playwright-core, which drives Debian's chromium in the page tests
+# (tests/web). Run by CMake at configure time when web/node_modules misses
+# either; safe to run by hand.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ -f package-lock.json ]; then
@@ -10,3 +12,4 @@ else
   npm install --no-audit --no-fund --loglevel=error
 fi
 test -f node_modules/chart.js/dist/chart.umd.js
+test -f node_modules/playwright-core/package.json

@@ -31,9 +31,9 @@ inline constexpr uint32_t kOpenOp = kFdOp | f::kFieldSize;
 // column = string id of the source path (the rename event's path).
 inline constexpr uint32_t kRenameTarget = kPathOp | f::kFieldOffset;
 inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldErrno;
-// Smart mode's per-iteration marker (smart.h): size = 1 when the iteration
-// is written in full, ret = the iteration's index.
-inline constexpr uint32_t kIteration = f::kFieldSize | f::kFieldRet | f::kFieldErrno;
+// Smart mode's per-iteration marker (smart.h): offset = the iteration's
+// index, size = 1 when it is written in full, ret = the thread's main loop id.
+inline constexpr uint32_t kIteration = f::kFieldOffset | f::kFieldSize | f::kFieldRet | f::kFieldErrno;
 
 // X(identifier, "recorded name", layer, fields, counter op, positional)
 //

@@ -63,6 +63,8 @@ struct SmartThread {
   uint64_t events = 0, last_growth_at = 0, next_search_at = kQuietMin;
   Phase phase = Phase::kWarmup;
   uint32_t header = 0;
+  uint32_t loop_id = 0;               // main loops found so far in this thread, minus one
+  bool search_due = false;            // the graph grew in phase kLoop: look at the main loop again
   std::vector<uint8_t> inner_source;  // edge from this node into the header: an inner loop's back edge
   int64_t iteration = -1;             // index of the iteration in progress
   uint32_t full_left = 0;             // iterations still to write in full
@@ -121,34 +123,6 @@ efg::Edge& edge_for(SmartThread& t, uint32_t to, bool& grew) {
   return it->second;
 }
 
-// After a quiet window: the main loop's header, and the nodes whose edges
-// into it close an inner loop sharing that header rather than an iteration.
-void search_main_loop(SmartThread& t) {
-  const efg::LoopForest f = efg::find_loops(t.graph);
-  if (f.main_loop < 0) {
-    t.next_search_at = t.events + std::max(kQuietMin, t.last_growth_at);
-    return;
-  }
-  const uint32_t header = f.loops[f.main_loop].header;
-  t.inner_source.assign(t.graph.nodes.size(), 0);
-  for (int child : f.loops[f.main_loop].children)
-    if (f.loops[child].header == header)
-      for (uint32_t v = 0; v < t.graph.nodes.size(); ++v)
-        if (f.contains(child, v)) t.inner_source[v] = 1;
-  uint64_t trips = 0;  // iterations so far: the next one's index
-  for (const auto& [key, e] : t.graph.edges)
-    if (key.second == header && !t.inner_source[key.first]) trips += e.count;
-  t.header = header;
-  t.phase = Phase::kLoop;
-  t.iteration = static_cast<int64_t>(trips) - 1;
-  t.full_left = g.cfg.smart_iterations;
-  t.current_full = true;  // the rest of the iteration in progress
-}
-
-bool starts_iteration(const SmartThread& t, uint32_t node) {
-  return node == t.header && !(t.last < t.inner_source.size() && t.inner_source[t.last]);
-}
-
 // The iteration in progress is kept whole, and the next N after it.
 void keep_current(SmartThread& t, std::vector<RawEvent>& out) {
   if (!t.current_full) {
@@ -158,6 +132,46 @@ void keep_current(SmartThread& t, std::vector<RawEvent>& out) {
     t.current_full = true;
   }
   t.full_left = g.cfg.smart_iterations;
+}
+
+// After a quiet window: the main loop's header, and the nodes whose edges
+// into it close an inner loop sharing that header rather than an iteration.
+// Run again after the graph grows in phase kLoop: a loop found early may be
+// the inner loop of one whose first trip had not ended yet; when the answer
+// changes, the iterations of the new loop are marked with the next loop id.
+void search_main_loop(SmartThread& t, std::vector<RawEvent>& out) {
+  t.search_due = false;
+  const efg::LoopForest f = efg::find_loops(t.graph);
+  if (f.main_loop < 0) {
+    t.next_search_at = t.events + std::max(kQuietMin, t.last_growth_at);
+    t.search_due = t.phase == Phase::kLoop;
+    return;
+  }
+  const uint32_t header = f.loops[f.main_loop].header;
+  std::vector<uint8_t> inner(t.graph.nodes.size(), 0);
+  for (int child : f.loops[f.main_loop].children)
+    if (f.loops[child].header == header)
+      for (uint32_t v = 0; v < t.graph.nodes.size(); ++v)
+        if (f.contains(child, v)) inner[v] = 1;
+  if (t.phase == Phase::kLoop) {
+    t.inner_source.resize(inner.size(), 0);
+    if (header == t.header && inner == t.inner_source) return;
+    keep_current(t, out);
+    ++t.loop_id;
+  }
+  uint64_t trips = 0;  // iterations so far: the next one's index
+  for (const auto& [key, e] : t.graph.edges)
+    if (key.second == header && !inner[key.first]) trips += e.count;
+  t.header = header;
+  t.inner_source = std::move(inner);
+  t.phase = Phase::kLoop;
+  t.iteration = static_cast<int64_t>(trips) - 1;
+  t.full_left = g.cfg.smart_iterations;
+  t.current_full = true;  // the rest of the iteration in progress
+}
+
+bool starts_iteration(const SmartThread& t, uint32_t node) {
+  return node == t.header && !(t.last < t.inner_source.size() && t.inner_source[t.last]);
 }
 
 // Ends the iteration in progress: unless kept, only its `iteration` event.
@@ -171,8 +185,10 @@ void open_iteration(SmartThread& t, const RawEvent& header_event, std::vector<Ra
   ++t.iteration;
   t.current_full = t.full_left > 0;
   if (t.current_full) --t.full_left;
+  // The index goes in the offset column: consecutive indices are a constant
+  // stride there, coded in no bytes (docs/trace-format.md §8.4).
   const RawEvent it = make_event(static_cast<uint32_t>(Fn::iteration), header_event.start, header_event.start, -1, 0,
-                                 -1, t.current_full ? 1 : 0, t.iteration, 0, header_event.ctx);
+                                 t.iteration, t.current_full ? 1 : 0, t.loop_id, 0, header_event.ctx);
   if (t.current_full) out.push_back(it);
   else t.pending.assign(1, it);
 }
@@ -200,11 +216,14 @@ void step(SmartThread& t, const RawEvent& e, std::vector<RawEvent>& out) {
   t.graph.nodes[node].duration.add(static_cast<int64_t>(e.end - e.start));
   ++t.events;
   if (grew) t.last_growth_at = t.events;
+  if (grew) t.next_search_at = t.events + std::max(kQuietMin, t.last_growth_at);
   if (t.phase == Phase::kWarmup) {
     out.push_back(e);
-    if (grew) t.next_search_at = t.events + std::max(kQuietMin, t.last_growth_at);
-    else if (t.events >= t.next_search_at) search_main_loop(t);
-  } else if (starts_iteration(t, node)) {
+    t.last = node;
+    if (!grew && t.events >= t.next_search_at) search_main_loop(t, out);
+    return;
+  }
+  if (starts_iteration(t, node)) {
     if (grew) keep_current(t, out);  // the edge closing an iteration is part of it
     close_iteration(t, out);
     open_iteration(t, e, out);
@@ -214,6 +233,8 @@ void step(SmartThread& t, const RawEvent& e, std::vector<RawEvent>& out) {
     if (grew) keep_current(t, out);
   }
   t.last = node;
+  if (grew) t.search_due = true;
+  else if (t.search_due && t.events >= t.next_search_at) search_main_loop(t, out);
 }
 
 }  // namespace

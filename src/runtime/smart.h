@@ -9,11 +9,13 @@
 //    last growth (the thread has run again as long as it took to settle).
 //    Then the efg loop finder (find_loops, LoopForest::main_loop) names the
 //    main loop's header; without a main loop the check repeats after
-//    another such window.
+//    another such window. It runs again a window after the graph grows
+//    later: a loop found early may be the inner loop of one whose first trip
+//    had not ended; if the answer changes, marks carry the next loop id.
 //  - Then each entry into the header (not an inner same-header loop's back
 //    edge) starts an iteration: one PROC `iteration` event (dur 0 at the
-//    header's start, ret = iteration index, size = 1 when the iteration is
-//    written in full, else 0). The first STRATA_SMART_ITERATIONS iterations
+//    header's start, offset = iteration index, ret = loop id, size = 1 when
+//    the iteration is written in full, else 0). The first STRATA_SMART_ITERATIONS iterations
 //    are written in full, later ones only as their `iteration` event; the
 //    counters see every event regardless (profile.h).
 //  - A new node or edge keeps the whole iteration it occurs in (its events

@@ -56,6 +56,7 @@ struct SmartThread {
   ThreadState* s = nullptr;
   efg::Graph graph;
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_of;
+  std::vector<NodeKey> key_of{NodeKey{~0u, 0, -2}};  // by node id (the start node matches no event)
   // Per source node, the edge last taken from it: in a loop most nodes have
   // one successor, so most events skip the edge map.
   std::vector<std::pair<uint32_t, efg::Edge*>> next_edge;
@@ -98,17 +99,25 @@ efg::Signature signature_of(const NodeKey& k) {
   return sig;
 }
 
-// The node of e, created when new (sets grew).
+// The node of e, created when new (sets grew). In a loop the node is mostly
+// the one that followed the previous node last time: checked first, so most
+// events skip the hash map.
 uint32_t node_for(SmartThread& t, const RawEvent& e, bool& grew) {
   if (!dirs) dirs = new Directories();
   const bool data = e.name < kNumFns && kFnInfo[e.name].data;
   const NodeKey key{e.name, dirs->of(e.path), data ? efg::size_class_of(e.size) : -1};
+  if (t.last < t.next_edge.size() && t.next_edge[t.last].second) {
+    const uint32_t predicted = t.next_edge[t.last].first;
+    if (t.key_of[predicted] == key) return predicted;
+  }
   auto [it, fresh] = t.node_of.try_emplace(key, 0);
   if (!fresh) return it->second;
   // Another key of the same signature (another file of one directory is the
   // same key already; names are unique): a new node.
   it->second = static_cast<uint32_t>(t.graph.nodes.size());
   t.graph.nodes.push_back(efg::Node{signature_of(key), {}});
+  t.key_of.resize(t.graph.nodes.size());
+  t.key_of.back() = key;
   grew = true;
   return it->second;
 }

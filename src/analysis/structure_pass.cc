@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "efg/graph.h"
+#include "efg/builder.h"
 #include "efg/report.h"
 #include "format/json_escape.h"
 

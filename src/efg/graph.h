@@ -1,18 +1,16 @@
 // Event flow graphs (issue 11): nodes are event signatures, edges the
-// transitions observed between consecutive events of one thread. The builder
-// consumes the analyzer's event stream (analysis/model.h) one unit at a time;
-// its state merges with another builder's and round-trips through bytes, so
-// units can be built in parallel and combined in any order.
+// transitions observed between consecutive events of one thread. This core
+// (Graph, Signature, Stat; loops.h) needs only the standard library, so the
+// runtime links it for smart collection (src/runtime/smart.cc); the builder
+// over the analyzer's event model is efg/builder.h.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "analysis/model.h"
 
 namespace strata::efg {
 
@@ -81,69 +79,6 @@ struct Graph {
 
  private:
   std::map<Signature, uint32_t> index_;
-};
-
-struct BuilderOptions {
-  FileClass file_class = FileClass::kDirectory;
-  bool size_classes = true;
-};
-
-// Builds one Graph per process from IoEvents. A UnitConsumer so any Source
-// feeds it; also usable as the per-unit state of an analysis pass: merge()
-// and to_bytes()/from_bytes() combine states built apart.
-class Builder : public analysis::UnitConsumer {
- public:
-  explicit Builder(BuilderOptions opts = {}) : opts_(opts) {}
-
-  void begin(const std::string& unit, const analysis::Tables* tables, bool sizes_known) override;
-  void process(const analysis::ProcessMeta& meta) override;
-  void event(const analysis::IoEvent& e) override;
-  void end() override;
-
-  void merge(const Builder& o);
-  std::string to_bytes() const;
-  // Throws std::runtime_error on malformed bytes.
-  static Builder from_bytes(const std::string& bytes);
-
-  // Process graphs by pid (threads already merged into their process).
-  const std::map<int64_t, Graph>& processes() const { return processes_; }
-  const std::map<int64_t, analysis::ProcessMeta>& metas() const { return metas_; }
-  const BuilderOptions& options() const { return opts_; }
-
- private:
-  struct ThreadCursor {
-    uint32_t last = kStartNode;
-    int64_t last_end = 0;
-    int64_t first_start = 0;
-    // Per source node, the edge this thread last took from it: in a loop
-    // each node mostly has one successor, so most events skip the edge map.
-    std::vector<std::pair<uint32_t, Edge*>> next_edge;
-  };
-  struct NodeKey {
-    int64_t pid;
-    uint32_t func, path;
-    int32_t size_class;
-    bool operator==(const NodeKey&) const = default;
-  };
-  struct NodeKeyHash {
-    size_t operator()(const NodeKey& k) const;
-  };
-  uint32_t node_of(Graph& g, const analysis::IoEvent& e);
-  void close_threads();
-
-  BuilderOptions opts_;
-  const analysis::Tables* tables_ = nullptr;
-  std::map<int64_t, Graph> processes_;
-  std::map<int64_t, analysis::ProcessMeta> metas_;
-  std::map<std::pair<int64_t, int64_t>, ThreadCursor> threads_;  // (pid, tid), per unit
-  std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_cache_;  // per unit: its ids -> node
-  // The last event's thread (per unit; map values do not move): consecutive
-  // events mostly come from one thread, so most events skip both map lookups.
-  struct LastThread {
-    int64_t pid = 0, tid = 0;
-    Graph* graph = nullptr;
-    ThreadCursor* cursor = nullptr;
-  } last_thread_;
 };
 
 // Directory part of a path ("/data/train/a.bin" -> "/data/train"; "a" -> ".").

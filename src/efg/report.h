@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "efg/graph.h"
+#include "efg/builder.h"
 #include "efg/loops.h"
 
 namespace strata::efg {

@@ -5,7 +5,7 @@
 #include <ostream>
 #include <string>
 
-#include "efg/graph.h"
+#include "efg/builder.h"
 
 namespace strata::efg {
 

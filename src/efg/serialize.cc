@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "efg/bytes.h"
-#include "efg/graph.h"
+#include "efg/builder.h"
 
 namespace strata::efg {
 

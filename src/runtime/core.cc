@@ -107,7 +107,7 @@ void read_config() {
   }
   const char* live = getenv("STRATA_LIVE");
   c.live = live && std::strcmp(live, "1") == 0;
-  c.smart_steps = static_cast<uint32_t>(env_plain_u64("STRATA_SMART_STEPS", 3));
+  c.smart_iterations = static_cast<uint32_t>(env_plain_u64("STRATA_SMART_ITERATIONS", 10));
   // 4 MiB (65,536 events) per thread that records: bursts of several threads
   // doing tiny I/O on 2 cores outran 1 MiB rings (measured: ~4,600 drops in
   // 1 run of 5 with 4 threads x 20,000 preads and a fork).

@@ -31,6 +31,9 @@ inline constexpr uint32_t kOpenOp = kFdOp | f::kFieldSize;
 // column = string id of the source path (the rename event's path).
 inline constexpr uint32_t kRenameTarget = kPathOp | f::kFieldOffset;
 inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldErrno;
+// Smart mode's per-iteration marker (smart.h): offset = the iteration's
+// index, size = 1 when it is written in full, ret = the thread's main loop id.
+inline constexpr uint32_t kIteration = f::kFieldOffset | f::kFieldSize | f::kFieldRet | f::kFieldErrno;
 
 // X(identifier, "recorded name", layer, fields, counter op, positional)
 //
@@ -166,7 +169,8 @@ inline constexpr uint32_t kProcPath = f::kFieldPath | f::kFieldRet | f::kFieldEr
   X(signal_flush, "signal", PROC, kProc, None, 0)                 \
   X(fileno, "fileno", POSIX, kFdOp, Fileno, 0)                    \
   X(rename_target, "rename.target", POSIX, kRenameTarget, RenameDst, 0) \
-  X(mode, "mode", PROC, kProc, None, 0)
+  X(mode, "mode", PROC, kProc, None, 0)                           \
+  X(iteration, "iteration", PROC, kIteration, None, 0)
 
 // X(identifier, category (the event's cat), STRATA_LAYERS item, has a Darshan
 // counter module, counter module). Adding a layer is adding a row here, its

@@ -52,10 +52,6 @@ struct Live {
   Counts counts, window;  // window: counts at window_start_ns
   uint64_t window_start_ns = 0;
   uint32_t last_ctx = 0;
-  // Smart mode: keep/drop per context id (0 unknown, 1 keep, 2 drop), and the
-  // first step seen in each epoch.
-  std::vector<uint8_t>* smart_decision = nullptr;
-  std::vector<std::pair<int64_t, int64_t>>* first_step = nullptr;
 };
 Live L;
 
@@ -167,40 +163,6 @@ uint32_t count_open_files() {
 }
 
 uint64_t per_second(uint64_t delta, uint64_t ns) { return ns ? static_cast<uint64_t>(delta * 1e9 / ns + 0.5) : 0; }
-
-// Tag key of a string id, compared by content ("epoch", "step").
-bool sid_is(uint32_t sid, const char* name) {
-  if (sid == 0 || sid > g.strings.published()) return false;
-  const Interner::Entry& e = g.strings.get(sid);
-  return std::string_view(e.data, e.len) == name;
-}
-
-bool smart_decide(uint32_t ctx) {
-  if (ctx == 0 || ctx > g.contexts.published()) return true;
-  const Interner::Entry& e = g.contexts.get(ctx);
-  const size_t n = e.len / sizeof(TagSlot);
-  bool has_step = false;
-  int64_t step = 0, epoch = INT64_MIN;
-  for (size_t i = 0; i < n; ++i) {
-    TagSlot t;
-    std::memcpy(&t, e.data + i * sizeof(TagSlot), sizeof(t));
-    if (t.is_int && sid_is(t.key_sid, "step")) {
-      has_step = true;
-      step = t.value;
-    } else if (sid_is(t.key_sid, "epoch")) {
-      epoch = t.value;
-    }
-  }
-  if (!has_step) return true;  // outside the steps: set-up, evaluation, checkpoints
-  if (!L.first_step) L.first_step = new std::vector<std::pair<int64_t, int64_t>>();
-  for (auto& [ep, first] : *L.first_step) {
-    if (ep != epoch) continue;
-    first = std::min(first, step);
-    return step - first < static_cast<int64_t>(g.cfg.smart_steps);
-  }
-  L.first_step->emplace_back(epoch, step);
-  return true;
-}
 
 }  // namespace
 
@@ -342,14 +304,6 @@ void live_count(const RawEvent& e) {
   } else {
     ++c.meta_ops;
   }
-}
-
-bool live_smart_keep(const RawEvent& e) {
-  if (!L.smart_decision) L.smart_decision = new std::vector<uint8_t>();
-  std::vector<uint8_t>& d = *L.smart_decision;
-  if (e.ctx >= d.size()) d.resize(e.ctx + 1024, 0);
-  if (d[e.ctx] == 0) d[e.ctx] = smart_decide(e.ctx) ? 1 : 2;
-  return d[e.ctx] == 1;
 }
 
 void live_publish(uint64_t events_dropped) {

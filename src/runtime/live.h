@@ -49,9 +49,8 @@ void live_requests_done(const LiveRequests& r);
 // Nanoseconds until the writer must wake for a timed switch (~0: none).
 uint64_t live_ns_until_deadline();
 
-// Per drained event: counts for the status; the smart-mode filter.
+// Per drained event: counts for the status. (Smart mode's filter: smart.h.)
 void live_count(const RawEvent& e);
-bool live_smart_keep(const RawEvent& e);
 // Writes the status half of the slot.
 void live_publish(uint64_t events_dropped);
 

@@ -19,7 +19,7 @@ inline constexpr int kPathMax = 4096;
 struct Config {
   char dir[kPathMax];          // STRATA_DIR
   bool live;                   // STRATA_LIVE=1: report to and obey <dir>/.live/ (live.cc)
-  uint32_t smart_steps;        // STRATA_SMART_STEPS: steps of each epoch traced in full in mode smart
+  uint32_t smart_iterations;   // STRATA_SMART_ITERATIONS: main-loop iterations kept in full in mode smart (smart.h)
   uint64_t buffer_bytes;       // STRATA_BUFFER_SIZE, per thread ring
   uint64_t flush_interval_ms;  // STRATA_FLUSH_INTERVAL_MS
   int zstd_level;              // STRATA_ZSTD_LEVEL

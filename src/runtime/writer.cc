@@ -18,6 +18,7 @@
 #include "format/encoder.h"
 #include "runtime/live.h"
 #include "runtime/profile.h"
+#include "runtime/smart.h"
 #include "runtime/state.h"
 #include "runtime/sys.h"
 
@@ -378,20 +379,46 @@ uint32_t& emitted_name_of(ThreadState* s) {
 
 std::vector<RawEvent>* smart_scratch = nullptr;
 
-// Writes the events of [tail, tail + n) that smart mode keeps as one block.
-void write_smart_events(ThreadState* s, uint64_t tail, uint64_t n) {
-  if (!smart_scratch) smart_scratch = new std::vector<RawEvent>();
-  std::vector<RawEvent>& kept = *smart_scratch;
-  kept.clear();
-  for (uint64_t i = 0; i < n; ++i) {
-    const RawEvent& e = s->ring.slots[(tail + i) & (s->ring.capacity - 1)];
-    if (live_smart_keep(e)) kept.push_back(e);
+// Writes what smart mode keeps (smart.h) for thread s, in blocks. `consumed`
+// ring events are accounted as recorded (the counters saw them); the
+// `iteration` events smart mode adds count as written too.
+void write_kept(ThreadState* s, const std::vector<RawEvent>& kept, uint64_t consumed) {
+  w.events_written += consumed;
+  for (const RawEvent& e : kept)
+    if (e.name == static_cast<uint32_t>(Fn::iteration)) ++w.events_written;
+  const size_t max_block = w.encoder->max_events();
+  for (size_t at = 0; at < kept.size(); at += max_block) {
+    const size_t n = std::min(max_block, kept.size() - at);
+    const size_t prefix = w.encoder->encode(s->tid, kept.data() + at, n, *w.payload);
+    if (!write_block(fmt::BlockType::kEvents, static_cast<uint32_t>(n), true, prefix)) {
+      w.write_dropped += n;
+      w.events_written -= n;
+    }
   }
-  w.events_written += n - kept.size();  // recorded into the counters only
-  if (kept.empty()) return;
-  const size_t prefix = w.encoder->encode(s->tid, kept.data(), kept.size(), *w.payload);
-  if (write_block(fmt::BlockType::kEvents, static_cast<uint32_t>(kept.size()), true, prefix)) w.events_written += kept.size();
-  else w.write_dropped += kept.size();
+}
+
+std::vector<RawEvent>& smart_scratch_cleared() {
+  if (!smart_scratch) smart_scratch = new std::vector<RawEvent>();
+  smart_scratch->clear();
+  return *smart_scratch;
+}
+
+// Writes the events of [tail, tail + n) that smart mode keeps.
+void write_smart_events(ThreadState* s, uint64_t tail, uint64_t n) {
+  std::vector<RawEvent>& kept = smart_scratch_cleared();
+  smart_filter(s, tail, n, kept);
+  write_kept(s, kept, n);
+}
+
+// Ends smart mode's stream of s (see smart_finish).
+void finish_smart_thread(ThreadState* s) {
+  std::vector<RawEvent>& kept = smart_scratch_cleared();
+  smart_finish(s, kept);
+  if (!kept.empty() && w.have_file && emit_dict()) write_kept(s, kept, 0);
+}
+
+void finish_smart_threads() {
+  for (ThreadState* s : smart_threads()) finish_smart_thread(s);
 }
 
 // Feeds [tail, head) of a ring to the counter engine and the live status.
@@ -435,6 +462,7 @@ void drain(uint64_t min_events) {
       }
     }
     if (status == static_cast<int>(ThreadStatus::kExited) && r.head.load(std::memory_order_acquire) == tail) {
+      finish_smart_thread(s);
       emitted_name_of(s) = 0;
       s->status.store(static_cast<int>(ThreadStatus::kFree), std::memory_order_release);
     }
@@ -500,6 +528,7 @@ void write_mode_event(LiveMode mode) {
 
 void flush_locked(bool final_flush) {
   drain(1);
+  if (final_flush) finish_smart_threads();
   live_publish(writer_dropped_total());
   if (final_flush) live_end(false);
   if (final_flush && !w.have_file && w.create_errno != 0) report_unwritable();
@@ -522,6 +551,7 @@ void serve_live_requests() {
     FileLease lease;
     drain(1);
     if (req.switch_mode) {
+      finish_smart_threads();  // a later switch back to smart starts a fresh warm-up
       live_set_mode(req.to);
       write_mode_event(req.to);
     }
@@ -780,6 +810,7 @@ void writer_child_after_fork() {
   // The parent's descriptor lived in its writer thread's private table (or
   // only during a flush): the child's table holds nothing of strata's.
   reset_for_new_file();
+  smart_forget_in_child();  // the child's trace starts with its own warm-up
 }
 
 void writer_restart() { reset_for_new_file(); }

@@ -221,6 +221,21 @@ inline std::vector<ProcFile> process_files(const std::string& trace) {
   return out;
 }
 
+// counter name -> value for `file`, from `strata analyze --darshan` (POSIX module).
+inline std::map<std::string, int64_t> darshan_counters(const std::string& trace, const std::string& file) {
+  RunResult r = run({kStrata, "analyze", "--darshan", trace}, 60);
+  std::map<std::string, int64_t> out;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> col;
+    std::istringstream cols(line);
+    for (std::string c; std::getline(cols, c, '\t');) col.push_back(c);
+    if (col.size() >= 6 && col[0] == "POSIX" && col[5] == file) out[col[3]] = std::strtoll(col[4].c_str(), nullptr, 10);
+  }
+  return out;
+}
+
 inline std::string join(const std::vector<std::string>& v, const char* sep = " ") {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];

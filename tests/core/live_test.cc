@@ -77,21 +77,6 @@ bool file_has_size(const std::string& path, uintmax_t size) {
   return fs::file_size(path, ec) == size && !ec;
 }
 
-// counter name -> value for `file`, from `strata analyze --darshan` (POSIX module).
-std::map<std::string, int64_t> darshan_counters(const std::string& trace, const std::string& file) {
-  RunResult r = run({kStrata, "analyze", "--darshan", trace}, 60);
-  std::map<std::string, int64_t> out;
-  std::istringstream in(r.out);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> col;
-    std::istringstream cols(line);
-    for (std::string c; std::getline(cols, c, '\t');) col.push_back(c);
-    if (col.size() >= 6 && col[0] == "POSIX" && col[5] == file) out[col[3]] = std::strtoll(col[4].c_str(), nullptr, 10);
-  }
-  return out;
-}
-
 std::vector<int64_t> mode_events(const std::vector<Event>& events) {
   std::vector<int64_t> modes;
   for (const Event& e : events)
@@ -186,23 +171,38 @@ TEST(Live, ASnapshotPutsTheCountersSoFarInTheTraceWhileTheJobRuns) {
   EXPECT_EQ(darshan_counters(trace, data + "/phase3.bin")["POSIX_WRITES"], 100);
 }
 
-TEST(Live, SmartModeTracesTheFirstStepsOfEachEpochAndCountsAll) {
+// Smart mode under --live (src/runtime/smart.h): every step and checkpoint is
+// open, write, close of one directory, so the main loop is that cycle, one
+// iteration per write. The graph stops growing at the 4th event (the edge
+// back to open); the warm-up ends 64 events later, at event 68, the write of
+// iteration 22: iterations 0..22 are in full and marks start at 23. Then
+// STRATA_SMART_ITERATIONS=2 iterations in full, and the last one (the exit
+// is a new edge).
+TEST(Live, SmartModeKeepsTheWarmUpAndNIterationsAndCountsAll) {
   TempDir t;
   const std::string data = t.mkdir("data"), trace = t.sub("trace");
   std::vector<std::string> env = live_env(trace, "smart");
-  env.push_back("STRATA_SMART_STEPS=2");
-  RunResult r = run({kJob, data, "steps", "3", "5"}, 60, env);
+  env.push_back("STRATA_SMART_ITERATIONS=2");
+  RunResult r = run({kJob, data, "steps", "20", "4"}, 60, env);
   ASSERT_EQ(r.code, 0) << r.err;
   const std::vector<Event> events = cat_trace(trace);
-  EXPECT_EQ(writes_to(events, data + "/steps.bin"), 3 * 2);  // steps 0 and 1 of each epoch
-  EXPECT_EQ(writes_to(events, data + "/ckpt.bin"), 3);       // outside the steps: all
+  std::vector<int64_t> marks, full;
   for (const Event& e : events)
-    if (e.path == data + "/steps.bin") {
-      EXPECT_LT(std::stoll(e.tags.at("step")), 2) << e.name;
+    if (e.cat == "PROC" && e.name == "iteration") {
+      marks.push_back(e.offset);
+      if (e.size == 1) full.push_back(e.offset);
     }
+  ASSERT_EQ(marks.size(), 100u - 23);
+  EXPECT_EQ(marks.front(), 23);
+  EXPECT_EQ(marks.back(), 99);
+  EXPECT_EQ(full, (std::vector<int64_t>{23, 24, 99}));
+  // Iterations 0..24 are epochs 0..4 (4 steps and a checkpoint each); 99 is a checkpoint.
+  EXPECT_EQ(writes_to(events, data + "/steps.bin"), 5 * 4);
+  EXPECT_EQ(writes_to(events, data + "/ckpt.bin"), 5 + 1);
   auto steps = darshan_counters(trace, data + "/steps.bin");
-  EXPECT_EQ(steps["POSIX_WRITES"], 15);  // the counters saw every step
-  EXPECT_EQ(steps["POSIX_BYTES_WRITTEN"], 15 * 64);
+  EXPECT_EQ(steps["POSIX_WRITES"], 80);  // the counters saw every step
+  EXPECT_EQ(steps["POSIX_BYTES_WRITTEN"], 80 * 64);
+  EXPECT_EQ(darshan_counters(trace, data + "/ckpt.bin")["POSIX_WRITES"], 20);
 }
 
 TEST(Live, ForkedChildAndExecutedImageReportInSlotsOfTheirOwn) {

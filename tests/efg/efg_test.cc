@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "efg/graph.h"
+#include "efg/builder.h"
 #include "efg/loops.h"
 #include "efg/report.h"
 

@@ -36,7 +36,7 @@ enum class LiveMode : uint32_t {
   kOff = 0,      // nothing recorded (interposers pass straight through)
   kProfile = 1,  // counters and rates only: no events in the trace
   kTrace = 2,    // every event in the trace
-  kSmart = 3,    // counters for all; events only outside steps and in the first steps of each epoch
+  kSmart = 3,    // counters for all; events of the first iterations of the main loop and of changed ones (smart.h)
 };
 inline constexpr uint32_t kNumLiveModes = 4;
 inline constexpr const char* kLiveModeNames[kNumLiveModes] = {"off", "profile", "trace", "smart"};

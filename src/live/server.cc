@@ -249,7 +249,14 @@ struct Server::Impl {
   }
 
   void routes() {
-    http.set_pre_routing_handler([this](const auto& req, auto& res) { return check(req, res); });
+    http.set_pre_routing_handler([this](const auto& req, auto& res) {
+      // Answers go uncompressed: Debian's cpp-httplib compresses with brotli
+      // at its slowest setting (1-2 s for the 244 KB page), and over loopback
+      // compression saves nothing. The library decides from this header only;
+      // the request object is httplib's own, not const.
+      const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+      return check(req, res);
+    });
     http.Get("/", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(page, "text/html; charset=utf-8");
     });

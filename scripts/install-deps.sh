@@ -48,7 +48,7 @@ else
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 # The pages' charting library and the page tests' browser driver
-# (playwright-core 1.60, the last to support Debian 12's node 18), from npm
+# (playwright-core 1.60, which supports Debian 12's node 18), from npm
 # (pinned by web/package-lock.json).
 web="$(dirname "$0")/../web"
 if [[ ! -f "$web/node_modules/chart.js/dist/chart.umd.js" || ! -f "$web/node_modules/playwright-core/package.json" ]]; then

@@ -154,13 +154,18 @@ class ModesPass : public Pass {
     for (const ProcResult& p : a.job().procs) last_ts[p.meta.pid] = std::max(last_ts[p.meta.pid], p.last_ts);
     for (auto& [pid, v] : static_cast<ModesState*>(s)->switches()) {
       std::stable_sort(v.begin(), v.end(), [](const ModeSwitch& x, const ModeSwitch& y) { return x.ts < y.ts; });
+      // A mode event repeating the mode in force (the runtime writes one at
+      // the image's end, so profile-only images have a length) extends it.
       auto& out = intervals_[pid];
-      for (size_t i = 0; i < v.size(); ++i) {
-        const int64_t end = i + 1 < v.size() ? v[i + 1].ts : std::max(v[i].ts, last_ts[pid]);
-        out.push_back({v[i].ts, end, v[i].mode});
-        ns_by_mode_[v[i].mode] += end - v[i].ts;
+      for (const ModeSwitch& sw : v) {
+        if (!out.empty() && out.back().mode == sw.mode) continue;
+        if (!out.empty()) out.back().end = sw.ts;
+        out.push_back({sw.ts, sw.ts, sw.mode});
       }
-      switches_ += v.size() - 1;
+      if (out.empty()) continue;
+      out.back().end = std::max(v.back().ts, last_ts[pid]);
+      for (const Interval& iv : out) ns_by_mode_[iv.mode] += iv.end - iv.start;
+      switches_ += out.size() - 1;
     }
     for (auto& [thread, v] : static_cast<ModesState*>(s)->iterations())
       if (!v.empty()) iterations_.push_back(iteration_stats(thread, v));

@@ -268,6 +268,7 @@ std::vector<ProcessStatus> Channel::processes() {
   for (auto& s : slots_) {
     ProcessStatus p = read_slot(*s);
     if (p.state == "running" && !slot_running(*s)) p.state = "gone";
+    if (p.state != "running") p.events_per_s = p.read_bytes_per_s = p.written_bytes_per_s = 0;  // no longer moving
     out.push_back(std::move(p));
   }
   return out;

@@ -533,6 +533,9 @@ void flush_locked(bool final_flush) {
   if (final_flush) live_end(false);
   if (final_flush && !w.have_file && w.create_errno != 0) report_unwritable();
   if (!w.have_file) return;
+  // Under --live the image's end is a mode event too: the last interval
+  // gets its length even when that mode wrote no events.
+  if (final_flush && g.cfg.live) write_mode_event(live_mode());
   if (live_feeds_engine()) write_profile(final_flush);
   write_stats_if_changed(final_flush);
   if (final_flush) write_footer();

@@ -112,7 +112,7 @@ TEST(Live, EachModeRecordsWhatItSaysAndTheProgramNoticesNothing) {
   EXPECT_EQ(slot->write_ops.load(), 200u);
 
   const std::vector<Event> events = cat_trace(trace);
-  EXPECT_EQ(mode_events(events), (std::vector<int64_t>{2, 0, 1}));
+  EXPECT_EQ(mode_events(events), (std::vector<int64_t>{2, 0, 1, 1}));  // start, two switches, the end
   EXPECT_EQ(writes_to(events, data + "/phase1.bin"), 100);  // trace: every event
   EXPECT_EQ(writes_to(events, data + "/phase2.bin"), 0);    // off
   EXPECT_EQ(writes_to(events, data + "/phase3.bin"), 0);    // profile: counters only
@@ -123,6 +123,18 @@ TEST(Live, EachModeRecordsWhatItSaysAndTheProgramNoticesNothing) {
   EXPECT_EQ(c3["POSIX_WRITES"], 100);
   EXPECT_EQ(c3["POSIX_BYTES_WRITTEN"], 10000);
   EXPECT_TRUE(darshan_counters(trace, data + "/phase2.bin").empty());
+  // The analysis knows which intervals were traced in full: trace, off, profile.
+  RunResult an = run({kStrata, "analyze", trace, "--json"}, 60);
+  ASSERT_EQ(an.code, 0) << an.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element modes = parser.parse(an.out)["modes"];
+  std::vector<std::string> order;
+  for (auto iv : modes["processes"].at(0)["intervals"].get_array()) {
+    order.emplace_back(std::string_view(iv["mode"]));
+    EXPECT_GT(double(iv["end_s"]), double(iv["start_s"])) << order.back();
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"trace", "off", "profile"}));
+  EXPECT_GT(double(modes["traced_s"]), 0.0);
 
   // The same program untraced writes the same bytes and prints the same lines.
   const std::string plain = t.mkdir("plain");
@@ -149,7 +161,7 @@ TEST(Live, ATimedSwitchRevertsByItself) {
   for (const char* go : {"go1", "go2", "go3"}) write_text(data + "/" + go, "");
   RunResult r = finish(job, 60);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(mode_events(cat_trace(trace)), (std::vector<int64_t>{1, 2, 1}));
+  EXPECT_EQ(mode_events(cat_trace(trace)), (std::vector<int64_t>{1, 2, 1, 1}));  // start, switch, revert, the end
   EXPECT_GE(slot->traced_ns.load(), 300'000'000u);
 }
 

@@ -466,7 +466,7 @@ void add_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a command under the tracer: strata run [options] -- command args...");
   cmd->add_option("-o,--output", o->out, "Trace directory (default: strata-<command>-<time>)");
   auto* mode = cmd->add_option("-m,--mode", o->mode,
-                               "trace (all events), profile (per-file counters), smart (events of the first steps of each epoch) or off")
+                               "trace (all events), profile (per-file counters), smart (full events for the first iterations of the main loop, then counters) or off")
                    ->check(CLI::IsMember({"trace", "profile", "off", "smart"}));
   cmd->add_option("--exclude", o->exclude, "Path prefix not to trace (repeatable; /proc, /sys, /dev and the trace are always excluded)");
   cmd->add_option("--include", o->include, "Trace only paths under this prefix (repeatable)");

@@ -167,6 +167,10 @@ class FileReader {
   void decode_stats(const std::vector<uint8_t>& p);
   void decode_profile(const std::vector<uint8_t>& p);
   void decode_events(const std::vector<uint8_t>& p, uint32_t count, EventBatch& out);
+  // EFG blocks (format 1.3, `strata efg --compress`): decoded whole into the
+  // batches of the EVENTS blocks they replaced, handed out one per next().
+  void decode_efg(const std::vector<uint8_t>& p, uint32_t count);
+  bool next_efg_batch(EventBatch& out);
   [[noreturn]] void fail(const std::string& what) const;
   void charge(uint64_t bytes);  // dictionary memory budget
 
@@ -185,6 +189,8 @@ class FileReader {
   FileStats stats_;
   std::vector<ProfileRecord> profile_;
   std::vector<uint8_t> stored_, raw_;
+  std::vector<EventBatch> efg_batches_;
+  size_t efg_next_ = 0;
   void* dctx_ = nullptr;
 };
 

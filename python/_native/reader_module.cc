@@ -140,6 +140,15 @@ std::vector<uint64_t> block_counts(const std::string& path) {
     if (h.magic != fmt::kBlockMagic) break;
     if (pos + sizeof(h) + h.stored_size > file_size) break;
     if (h.type == static_cast<uint8_t>(fmt::BlockType::kEvents)) out.push_back(h.count);
+    if (h.type == static_cast<uint8_t>(fmt::BlockType::kEfg)) {
+      // `strata efg --compress` output: an EFG block holds the batches of
+      // several EVENTS blocks; the reader lists them (it decodes the block).
+      std::fclose(f);
+      out.clear();
+      FileReader r(path);
+      while (uint64_t n = r.skip_events_block()) out.push_back(n);
+      return out;
+    }
     pos += sizeof(h) + h.stored_size;
   }
   std::fclose(f);

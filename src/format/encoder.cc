@@ -309,6 +309,55 @@ uint8_t* pack_column(const uint64_t* v, const uint64_t* mins, size_t n, uint8_t*
 }
 }  // namespace
 
+void encode_values(const uint64_t* v, size_t n, ColumnEncoding enc, ByteSink& out) {
+  switch (enc) {
+    case ColumnEncoding::kVarint:
+      for (size_t i = 0; i < n; ++i) out.put_varint(v[i]);
+      return;
+    case ColumnEncoding::kRunLength:
+      for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && v[j] == v[i]) ++j;
+        out.put_varint(v[i]);
+        out.put_varint(j - i);
+        i = j;
+      }
+      return;
+    case ColumnEncoding::kPacked: {
+      // The packers read every S-th value: lay the values (and the frames'
+      // minima) out at that stride.
+      std::vector<uint64_t> spread(n * S), mins((n + kPackedFrame - 1) / kPackedFrame * S);
+      for (size_t i = 0; i < n; ++i) {
+        spread[i * S] = v[i];
+        uint64_t& m = mins[i / kPackedFrame * S];
+        if (i % kPackedFrame == 0 || v[i] < m) m = v[i];
+      }
+      // Per frame: 1 + 10 + 1 header bytes, 8 x 128 packed bytes, 128
+      // exceptions of 11 bytes, and the packers' stores past the end.
+      std::vector<uint8_t> buf((mins.size() / S) * (12 + 8 * kPackedFrame + 11 * kPackedFrame) + 16);
+      uint8_t* end = pack_column(spread.data(), mins.data(), n, buf.data());
+      out.put_bytes(buf.data(), static_cast<size_t>(end - buf.data()));
+      return;
+    }
+  }
+}
+
+ColumnEncoding encode_values_smallest(const uint64_t* v, size_t n, ByteSink& out) {
+  ColumnEncoding best = ColumnEncoding::kVarint;
+  ByteSink best_bytes, trial;
+  encode_values(v, n, best, best_bytes);
+  for (ColumnEncoding e : {ColumnEncoding::kRunLength, ColumnEncoding::kPacked}) {
+    trial.clear();
+    encode_values(v, n, e, trial);
+    if (trial.size() < best_bytes.size()) {
+      best = e;
+      best_bytes.bytes().swap(trial.bytes());
+    }
+  }
+  out.put_bytes(best_bytes.bytes().data(), best_bytes.size());
+  return best;
+}
+
 // The ring is walked as its two contiguous segments (before and after the
 // wrap), each cut into chunks that end at kPacked frame boundaries. Two tight
 // loops per chunk (so that their state fits in registers; the chunk stays in

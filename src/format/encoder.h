@@ -94,6 +94,15 @@ class EventsEncoder {
   std::unique_ptr<uint64_t[]> mins_;   // per kPacked frame: minimum gap, minimum duration
 };
 
+// Encodes n values as one column in the given encoding (format.h,
+// ColumnEncoding), appended to out. For tools that write columns outside the
+// runtime's EVENTS blocks (the EFG blocks of `strata efg --compress`); the
+// runtime uses EventsEncoder.
+void encode_values(const uint64_t* v, size_t n, ColumnEncoding enc, ByteSink& out);
+// The encoding of the three that stores v in the fewest bytes (ties: the
+// simpler one), appended to out.
+ColumnEncoding encode_values_smallest(const uint64_t* v, size_t n, ByteSink& out);
+
 // Frames payloads as blocks: compresses (zstd) when asked, hashes, and returns
 // header + stored payload as one contiguous byte string ready for write(2).
 class BlockFramer {

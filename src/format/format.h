@@ -17,6 +17,9 @@ namespace strata::format {
 inline constexpr char kFileMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', '\0', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
 inline constexpr uint16_t kVersionMinor = 2;  // 1.1: codec kZstdPrefix, column encoding kPacked; 1.2: column kMemAlign
+// Files written by `strata efg --compress` (EFG blocks) carry minor 3; the
+// runtime writes kVersionMinor.
+inline constexpr uint16_t kVersionMinorEfg = 3;
 inline constexpr const char* kFileSuffix = ".strata";
 // A process that cannot create its trace file (an unwritable directory after
 // a change of user, a full disk) appends one text line here at exit:
@@ -44,6 +47,8 @@ enum class BlockType : uint8_t {
   kStats = 4,    // cumulative counts: events written, events dropped
   kFooter = 5,   // block index + trailer; last block of a closed file
   kProfile = 6,  // profile mode: Darshan-style counters per file (the last one wins)
+  kEfg = 7,      // (1.3) events as temporal event flow graphs, in place of EVENTS blocks
+                 //   (`strata efg --compress`; layout in format/efg_block.h and the spec)
 };
 
 // kNone: the payload as is. kZstd: one zstd frame holding the whole payload.
@@ -174,6 +179,29 @@ inline constexpr ColumnEncoding kColumnEncoding[kNumColumns] = {
 inline constexpr Column kColumnOrder[kNumColumns] = {Column::kName, Column::kFd,    Column::kPath,  Column::kOffset,
                                                      Column::kSize, Column::kRet,   Column::kErrno, Column::kCtx,
                                                      Column::kMemAlign, Column::kTs, Column::kDur};
+
+// ---- Clock ticks ------------------------------------------------------------
+// A file's clock ticks to CLOCK_MONOTONIC ns (PROCESS block: start_ticks,
+// tick_q32, start_mono_ns; tick_q32 0: ticks are ns).
+inline uint64_t ticks_to_ns(uint64_t ticks, uint64_t start_ticks, uint64_t tick_q32, uint64_t start_mono_ns) {
+  if (tick_q32 == 0) return ticks;
+  const int64_t d = static_cast<int64_t>(ticks - start_ticks);
+  const __int128 ns = static_cast<__int128>(d) * static_cast<__int128>(tick_q32);
+  return start_mono_ns + static_cast<uint64_t>(static_cast<int64_t>(ns >> 32));
+}
+// The smallest tick count ticks_to_ns maps to ns, if any (tools that store
+// times in ticks again: `strata efg --compress`).
+inline bool ns_to_ticks(uint64_t ns, uint64_t start_ticks, uint64_t tick_q32, uint64_t start_mono_ns, uint64_t& ticks) {
+  if (tick_q32 == 0) {
+    ticks = ns;
+    return true;
+  }
+  const __int128 num = static_cast<__int128>(static_cast<int64_t>(ns - start_mono_ns)) * (__int128{1} << 32);
+  const __int128 q = tick_q32;
+  const __int128 d = num >= 0 ? (num + q - 1) / q : num / q;  // ceiling (C++ division truncates)
+  ticks = start_ticks + static_cast<uint64_t>(static_cast<int64_t>(d));
+  return ticks_to_ns(ticks, start_ticks, tick_q32, start_mono_ns) == ns;
+}
 
 // ---- Trailer ---------------------------------------------------------------
 inline constexpr char kTrailerMagic[8] = {'S', 'T', 'R', 'A', 'T', 'F', 'T', '\n'};

@@ -13,10 +13,12 @@
 
 #include "format/format.h"
 #include "format/varint.h"
+#include "reader/columns.h"
 
 namespace strata::reader {
 
 namespace fmt = strata::format;
+using columns::decode_any;
 
 FormatError::FormatError(const std::string& file, long block, uint64_t offset, const std::string& what)
     : std::runtime_error(file + (block >= 0 ? ": block " + std::to_string(block) + " at offset " + std::to_string(offset)
@@ -34,12 +36,7 @@ struct TickClock {
   uint64_t start_ticks, tick_q32, start_mono_ns;
   explicit TickClock(const ProcessInfo& p)
       : start_ticks(p.start_ticks), tick_q32(p.tick_q32), start_mono_ns(p.start_mono_ns) {}
-  uint64_t to_ns(uint64_t ticks) const {
-    if (tick_q32 == 0) return ticks;
-    int64_t d = static_cast<int64_t>(ticks - start_ticks);
-    __int128 ns = static_cast<__int128>(d) * static_cast<__int128>(tick_q32);
-    return start_mono_ns + static_cast<int64_t>(ns >> 32);
-  }
+  uint64_t to_ns(uint64_t ticks) const { return fmt::ticks_to_ns(ticks, start_ticks, tick_q32, start_mono_ns); }
 };
 }  // namespace
 
@@ -429,130 +426,6 @@ void FileReader::decode_profile(const std::vector<uint8_t>& p) {
   }
 }
 
-namespace {
-// Decodes `n` varints of one column; returns false on overrun.
-template <class T, class F>
-bool decode_column(const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform) {
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t v;
-    if (p < end && *p < 0x80) {
-      v = *p++;
-    } else if (end - p >= 2 && p[1] < 0x80) {  // two bytes (1.0 time columns), inline
-      v = (p[0] & 0x7fu) | static_cast<uint64_t>(p[1]) << 7;
-      p += 2;
-    } else {
-      p = fmt::get_varint(p, end, v);
-      if (!p) return false;
-    }
-    out[i] = transform(v);
-  }
-  return p == end;
-}
-// Run-length form: (value, run) pairs expanding to exactly n values.
-template <class T, class F>
-bool decode_runs(const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform) {
-  size_t i = 0;
-  while (i < n) {
-    uint64_t v, run;
-    p = fmt::get_varint(p, end, v);
-    if (!p) return false;
-    p = fmt::get_varint(p, end, run);
-    if (!p || run == 0 || run > n - i) return false;
-    T value = transform(v);
-    std::fill(out + i, out + i + run, value);
-    i += run;
-  }
-  return p == end;
-}
-
-inline uint64_t load_u64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
-// kPacked: frames of up to 128 values (u8 w, varint base, u8 nexc, ceil(k w / 8)
-// bytes of low bits, nexc x (u8 index, varint high)). Returns nullptr, or what
-// is wrong (frame set to the frame's index).
-template <class T, class F>
-const char* decode_packed(const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform, size_t& frame) {
-  constexpr size_t K = fmt::kPackedFrame;
-  uint64_t tmp[K];
-  // Low bits are read 8 (9) bytes at a time: a frame too near the end of the
-  // column is first copied here, zero-padded.
-  uint8_t padded[K * 8 + 16];
-  for (size_t i = 0; i < n; i += K) {
-    frame = i / K;
-    const unsigned k = static_cast<unsigned>(n - i < K ? n - i : K);
-    if (end - p < 2) return "truncated frame header";
-    const unsigned w = *p++;
-    if (w > 64) return "bit width over 64";
-    uint64_t base;
-    p = fmt::get_varint(p, end, base);
-    if (!p || p == end) return "truncated frame header";
-    const unsigned nexc = *p++;
-    if (nexc > k) return "more exceptions than values";
-    if (nexc && w == 64) return "exceptions in a 64-bit frame";
-    const size_t nbytes = (static_cast<size_t>(k) * w + 7) / 8;
-    if (nbytes > static_cast<size_t>(end - p)) return "packed bits run past the column";
-    uint64_t* dst = tmp;  // 64-bit columns are unpacked in place
-    if constexpr (std::is_same_v<T, uint64_t>) dst = out + i;
-    if (w == 0) {
-      for (unsigned j = 0; j < k; ++j) dst[j] = base;
-    } else {
-      const uint8_t* src = p;
-      if (static_cast<size_t>(end - p) < nbytes + 9) {
-        std::memcpy(padded, p, nbytes);
-        std::memset(padded + nbytes, 0, 16);
-        src = padded;
-      }
-      const uint64_t mask = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
-      size_t bit = 0;
-      if (w <= 56) {  // a value's bits lie within the 8 bytes from its first byte
-        for (unsigned j = 0; j < k; ++j, bit += w) dst[j] = base + ((load_u64(src + (bit >> 3)) >> (bit & 7)) & mask);
-      } else {
-        for (unsigned j = 0; j < k; ++j, bit += w) {
-          const unsigned sh = bit & 7;
-          uint64_t x = load_u64(src + (bit >> 3)) >> sh;
-          if (sh) x |= static_cast<uint64_t>(src[(bit >> 3) + 8]) << (64 - sh);
-          dst[j] = base + (x & mask);
-        }
-      }
-    }
-    p += nbytes;
-    int prev = -1;
-    for (unsigned e = 0; e < nexc; ++e) {
-      if (p == end) return "truncated exception";
-      const int idx = *p++;
-      if (idx <= prev || idx >= static_cast<int>(k)) return "exception index out of order or out of range";
-      prev = idx;
-      uint64_t high;
-      p = fmt::get_varint(p, end, high);
-      if (!p) return "truncated exception";
-      if (w && (high >> (64 - w))) return "exception value over 64 bits";
-      dst[idx] += high << w;
-    }
-    for (unsigned j = 0; j < k; ++j) out[i + j] = transform(dst[j]);
-  }
-  frame = n / K;
-  return p == end ? nullptr : "bytes left after the last frame";
-}
-
-// Any encoding; returns nullptr or what is wrong.
-template <class T, class F>
-const char* decode_any(uint8_t enc, const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform,
-                       size_t& frame) {
-  switch (static_cast<fmt::ColumnEncoding>(enc)) {
-    case fmt::ColumnEncoding::kVarint:
-      return decode_column(p, end, n, out, transform) ? nullptr : "does not hold the block's count of values";
-    case fmt::ColumnEncoding::kRunLength:
-      return decode_runs(p, end, n, out, transform) ? nullptr : "does not hold the block's count of values";
-    case fmt::ColumnEncoding::kPacked: return decode_packed(p, end, n, out, transform, frame);
-  }
-  return "unknown column encoding";
-}
-}  // namespace
-
 void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, EventBatch& out) {
   Cursor c{p.data(), p.data() + p.size(), this, nullptr};
   struct Col {
@@ -726,12 +599,17 @@ void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, Ev
 }
 
 bool FileReader::next(EventBatch& out) {
+  if (next_efg_batch(out)) return true;
   std::vector<uint8_t>& payload = raw_;
   uint8_t type;
   uint32_t count;
   while (read_block(payload, type, count)) {
     switch (static_cast<fmt::BlockType>(type)) {
       case fmt::BlockType::kEvents: decode_events(payload, count, out); return true;
+      case fmt::BlockType::kEfg:
+        decode_efg(payload, count);
+        if (next_efg_batch(out)) return true;
+        break;
       case fmt::BlockType::kDict: decode_dict(payload, count); break;
       case fmt::BlockType::kStats: decode_stats(payload); break;
       case fmt::BlockType::kProfile: decode_profile(payload); break;
@@ -746,6 +624,8 @@ bool FileReader::next(EventBatch& out) {
 uint64_t FileReader::skip_events_block() {
   // EVENTS payloads are skipped unread (their count is in the checked
   // header); other blocks are read as usual (dictionaries, stats, profile).
+  // An EFG block is decoded (it holds the batches of several EVENTS blocks).
+  if (efg_next_ < efg_batches_.size()) return efg_batches_[efg_next_++].size_events();
   std::vector<uint8_t>& payload = raw_;
   while (pos_ < file_size_) {
     fmt::BlockHeader h{};
@@ -775,6 +655,10 @@ uint64_t FileReader::skip_events_block() {
     uint32_t count;
     if (!read_block(payload, type, count)) return 0;  // reports a bad header itself
     switch (static_cast<fmt::BlockType>(type)) {
+      case fmt::BlockType::kEfg:
+        decode_efg(payload, count);
+        if (efg_next_ < efg_batches_.size()) return efg_batches_[efg_next_++].size_events();
+        break;
       case fmt::BlockType::kDict: decode_dict(payload, count); break;
       case fmt::BlockType::kStats: decode_stats(payload); break;
       case fmt::BlockType::kProfile: decode_profile(payload); break;

@@ -4,6 +4,8 @@
 #include <simdjson.h>
 #include <sys/stat.h>
 
+#include <filesystem>
+#include <cctype>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -264,6 +266,80 @@ TEST(EfgE2E, BadInputNamesTheFile) {
   RunResult fc = run({kStrata, "efg", bogus, "--file-class", "nope"}, 60);
   EXPECT_EQ(fc.code, 2) << describe(fc);
   EXPECT_NE(fc.err.find("--file-class nope"), std::string::npos) << fc.err;
+}
+
+
+// --compress on a real traced program: every reader sees the same events.
+uint64_t trace_bytes(const std::string& dir) {
+  uint64_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".strata") n += std::filesystem::file_size(e.path());
+  return n;
+}
+
+TEST(EfgE2E, CompressIsLosslessForEveryReader) {
+  Dir d;
+  trace_epochs(d, 5, 40);
+  const std::string trace = d.path() + "/trace", small = d.path() + "/small", seq = d.path() + "/seq";
+  RunResult c = run({kStrata, "efg", trace, "--compress", "-o", small}, 120);
+  ASSERT_EQ(c.code, 0) << describe(c);
+  EXPECT_NE(c.err.find("strata efg: wrote " + small + " (1 file, 1016 events)"), std::string::npos) << c.err;
+  EXPECT_LE(trace_bytes(small), trace_bytes(trace));
+  auto same = [&](std::vector<std::string> args) {
+    std::vector<std::string> a = {kStrata}, b = {kStrata};
+    for (auto& x : args) a.push_back(x == "T" ? trace : x), b.push_back(x == "T" ? small : x);
+    RunResult ra = run(a, 120), rb = run(b, 120);
+    ASSERT_EQ(ra.code, 0) << describe(ra);
+    ASSERT_EQ(rb.code, 0) << describe(rb);
+    ASSERT_GT(ra.out.size(), 100u);
+    // analyze names its input; everything else must match byte for byte.
+    std::string b_out = rb.out;
+    for (size_t k; (k = b_out.find(small)) != std::string::npos;) b_out.replace(k, small.size(), trace);
+    EXPECT_EQ(ra.out, b_out) << args[0];
+  };
+  same({"cat", "T"});
+  same({"efg", "T", "--json"});
+  same({"convert", "T", "--to", "chrome", "-o", "-"});
+  same({"analyze", "T", "--json"});
+
+  RunResult n = run({kStrata, "efg", trace, "--compress", "--no-times", "-o", seq}, 120);
+  ASSERT_EQ(n.code, 0) << describe(n);
+  EXPECT_NE(n.err.find("times dropped"), std::string::npos) << n.err;
+  EXPECT_LT(trace_bytes(seq) * 2, trace_bytes(trace));  // 1,016 events: the dictionary dominates
+  // Order and arguments stay: the same loops, and cat differs only in times.
+  auto j = efg_json(seq);
+  EXPECT_EQ(std::string(j->root["processes"].at(0)["structure"].get_string().value()),
+            "loop x5 { loop x40 { open@train read x3 close@train } open@ckpt write close@ckpt }");
+  RunResult ca = run({kStrata, "cat", trace}, 120), cb = run({kStrata, "cat", seq}, 120);
+  auto strip = [](const std::string& s) {  // drops "ts":N,"dur":N
+    std::string out;
+    auto digits = [&](size_t i) {
+      while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '-')) ++i;
+      return i;
+    };
+    for (size_t i = 0; i < s.size();) {
+      const size_t k = s.find("\"ts\":", i);
+      if (k == std::string::npos) {
+        out += s.substr(i);
+        break;
+      }
+      out += s.substr(i, k - i);
+      i = digits(k + 5);
+      if (s.compare(i, 7, ",\"dur\":") == 0) i = digits(i + 7);
+    }
+    return out;
+  };
+  EXPECT_EQ(strip(ca.out), strip(cb.out));
+}
+
+TEST(EfgE2E, CompressOptionsAndErrors) {
+  Dir d;
+  RunResult r = run({kStrata, "efg", d.path(), "--compress"}, 30);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("--compress requires --output"), std::string::npos) << r.err;
+  r = run({kStrata, "efg", d.path() + "/none", "--compress", "-o", d.path() + "/out"}, 30);
+  EXPECT_EQ(r.code, 1) << describe(r);
+  EXPECT_NE(r.err.find(d.path() + "/none: no such file or directory"), std::string::npos) << r.err;
 }
 
 }  // namespace

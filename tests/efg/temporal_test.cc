@@ -6,14 +6,14 @@
 #include <random>
 #include <vector>
 
-#include "efg/temporal.h"
+#include "format/temporal_order.h"
 
 namespace {
 
-using strata::efg::decode_order;
-using strata::efg::encode_order;
-using strata::efg::Partition;
-using strata::efg::TemporalOrder;
+using strata::format::decode_order;
+using strata::format::encode_order;
+using strata::format::Partition;
+using strata::format::TemporalOrder;
 
 // 5 epochs x 40 x {open(1) read(2) x3 close(3)} + {open(4) write(5) close(6)}.
 std::vector<uint32_t> epochs(int n_epochs, int steps) {

@@ -65,6 +65,21 @@ def test_read_trace_matches_cat_event_by_event(traced):
     assert set(df["path"].dropna().astype(str)) == set(cat["path"].dropna())
 
 
+def test_compressed_trace_reads_the_same(traced, tmp_path):
+    """`strata efg --compress` output (EFG blocks): read_trace, cat and
+    analyze --json give what the native trace gives, on a real PyTorch job
+    with several processes and many blocks per file."""
+    out, info, _ = traced
+    small = tmp_path / "small"
+    conftest.strata_cli("efg", str(out), "--compress", "-o", str(small))
+    assert sorted(os.listdir(small)) == sorted(f for f in os.listdir(out) if f.endswith(".strata"))
+    pd.testing.assert_frame_equal(strata.read_trace(out), strata.read_trace(small))
+    assert conftest.strata_cli("cat", str(out)) == conftest.strata_cli("cat", str(small))
+    mine = json.loads(conftest.strata_cli("analyze", "--json", "--by", "epoch", str(small)))
+    mine["input"] = info["analyze"]["input"]
+    assert mine == info["analyze"]
+
+
 def test_dask_matches_pandas_and_info(traced):
     from distributed import Client, LocalCluster
     out, info, cat = traced

@@ -1,9 +1,9 @@
-#include "efg/temporal.h"
+#include "format/temporal_order.h"
 
 #include <stdexcept>
 #include <string>
 
-namespace strata::efg {
+namespace strata::format {
 
 size_t TemporalOrder::partition_count() const {
   size_t n = 0;
@@ -104,4 +104,4 @@ std::vector<uint32_t> decode_order(const TemporalOrder& t) {
   return seq;
 }
 
-}  // namespace strata::efg
+}  // namespace strata::format

@@ -1,16 +1,16 @@
 // The order part of a temporal event flow graph (t-EFG, the seed's "which
 // outgoing edge to take next"): for each node, the successors taken on its
 // successive visits, written as iteration partitions (first, last, stride,
-// block) per destination. decode() rebuilds the exact node sequence. This is
-// the lossless core of the planned `strata efg --compress` (docs/efg.md);
-// the per-node columns of times, sizes and offsets are not built yet.
+// block) per destination. decode_order() rebuilds the exact node sequence.
+// The order part of EFG blocks (docs/trace-format.md §19), shared by the
+// writer (`strata efg --compress`) and the reader.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace strata::efg {
+namespace strata::format {
 
 // Visits first, first + stride, ... up to last (inclusive starts), each
 // covering `block` consecutive visits, take the edge to `to`.
@@ -35,4 +35,4 @@ TemporalOrder encode_order(const std::vector<uint32_t>& seq, size_t num_nodes);
 // Throws std::runtime_error when the partitions do not describe one walk.
 std::vector<uint32_t> decode_order(const TemporalOrder& t);
 
-}  // namespace strata::efg
+}  // namespace strata::format

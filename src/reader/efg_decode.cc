@@ -181,7 +181,8 @@ void FileReader::decode_efg(const std::vector<uint8_t>& payload, uint32_t count)
   efg_batches_.clear();
   efg_next_ = 0;
   std::vector<uint64_t> taken(num_threads, 0);
-  for (const auto& [ti, n] : blocks) {
+  for (const auto& block : blocks) {
+    const uint64_t ti = block.first, n = block.second;  // (clang 14 cannot capture bindings)
     const EventBatch& src = decoded[ti];
     EventBatch& out = efg_batches_.emplace_back();
     out.tid = src.tid;

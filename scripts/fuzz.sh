@@ -5,13 +5,13 @@
 # build-fuzz/corpus/<target>/, crashes to build-fuzz/crashes/<target>/).
 # Fails if a target finds a crash, a leak, an OOM (-rss_limit_mb=2048) or a
 # slow input (-timeout=10 s).
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: fuzz_reader fuzz_pfw
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: fuzz_reader fuzz_pfw fuzz_efg
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_reader fuzz_pfw)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_reader fuzz_pfw fuzz_efg)
 BUILD="${FUZZ_BUILD_DIR:-build-fuzz}"
 CLANG="${CLANG:-$(command -v clang++-14 || command -v clang++)}"
 CLANG_C="${CLANG_C:-$(command -v clang-14 || command -v clang)}"

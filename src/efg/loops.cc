@@ -339,7 +339,7 @@ void compute_figures(LoopForest& f, const Graph& g) {
   // program's main loop looks like; start-up (imports, library loading) is
   // irregular. The main loop is the regular loop with the most events (time
   // on ties), else the top-level loop with the most events; a regular loop
-  // that takes under 1% of the run (four fopen calls at start-up) is not
+  // with under 1% of the run's time and events (four fopen calls at start-up) is not
   // preferred. Regular loops are looked for at every depth: one call late in
   // the run that start-up made too (an import, a stat of the data directory)
   // closes a cycle through start-up, and the training loop nests in it.
@@ -352,7 +352,11 @@ void compute_figures(LoopForest& f, const Graph& g) {
         L.trips_known ? L.trips_min == L.trips_max : L.entries > 0 && L.iterations % L.entries == 0;
     regular[l] = reducible[l] && same_trips;
   }
-  auto preferred = [&](int l) { return regular[l] && (f.loops[l].time_share >= 0.01 || g.span_ns == 0); };
+  // Python's start-up can take 99% of a short job's time: 1% of the events
+  // is enough for the training loop.
+  auto preferred = [&](int l) {
+    return regular[l] && (f.loops[l].time_share >= 0.01 || 100 * f.loops[l].events >= g.events || g.span_ns == 0);
+  };
   auto better = [&](int a, int b) {
     if (b < 0) return true;
     if (preferred(a) != preferred(b)) return preferred(a);

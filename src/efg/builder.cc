@@ -109,21 +109,24 @@ void Builder::event(const analysis::IoEvent& e) {
 
 void Builder::log_arrival(Graph& g, ThreadCursor& t, uint32_t node) {
   if (t.arrivals_dropped) return;
-  if (t.arrivals.size() <= node) t.arrivals.resize(g.nodes.size());
-  std::vector<ArrivalRun>& runs = t.arrivals[node];
-  if (!runs.empty() && runs.back().from == t.last) {
-    ++runs.back().count;
-    return;
+  if (t.last_run.size() <= node) t.last_run.resize(g.nodes.size(), 0);
+  uint32_t& last = t.last_run[node];
+  if (last != 0) {
+    ArrivalRun& run = t.runs[last - 1];
+    if (run.from == t.last && run.count != UINT32_MAX) {
+      ++run.count;
+      return;
+    }
   }
   if (g.arrival_runs >= kMaxArrivalRuns) {  // drop this thread's log whole
-    g.arrival_runs -= t.arrival_runs;
-    t.arrivals = {};
-    t.arrival_runs = 0;
+    g.arrival_runs -= t.runs.size();
+    t.runs = {};
+    t.last_run = {};
     t.arrivals_dropped = true;
     return;
   }
-  runs.push_back({t.last, 1});
-  ++t.arrival_runs;
+  t.runs.push_back({node, t.last, 1});
+  last = static_cast<uint32_t>(t.runs.size());
   ++g.arrival_runs;
 }
 
@@ -132,8 +135,7 @@ void Builder::close_threads() {
   for (auto& [ids, t] : threads_) {
     Graph& g = processes_[ids.first];
     g.span_ns += std::max<int64_t>(0, t.last_end - t.first_start);
-    for (uint32_t v = 0; v < t.arrivals.size(); ++v)
-      if (!t.arrivals[v].empty()) g.arrivals.push_back({v, std::move(t.arrivals[v])});
+    if (!t.runs.empty()) g.arrivals.push_back({std::move(t.runs)});
   }
   threads_.clear();
 }

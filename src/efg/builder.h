@@ -51,9 +51,10 @@ class Builder : public analysis::UnitConsumer {
     // Per source node, the edge this thread last took from it: in a loop
     // each node mostly has one successor, so most events skip the edge map.
     std::vector<std::pair<uint32_t, Edge*>> next_edge;
-    // Per node, this thread's arrivals (Graph::arrivals once the unit ends).
-    std::vector<std::vector<ArrivalRun>> arrivals;
-    uint64_t arrival_runs = 0;
+    // This thread's arrival runs (Graph::arrivals once the unit ends) and,
+    // per node, 1 + the index of its last run (0: none yet).
+    std::vector<ArrivalRun> runs;
+    std::vector<uint32_t> last_run;
     bool arrivals_dropped = false;  // over kMaxArrivalRuns: no log for this thread
   };
   struct NodeKey {

@@ -110,9 +110,11 @@ void Graph::merge_arrivals(const Graph& o, const std::vector<uint32_t>& remap) {
   }
   for (const ArrivalLog& log : o.arrivals) {
     ArrivalLog& mine = arrivals.emplace_back();
-    mine.node = remap[log.node];
     mine.runs = log.runs;
-    for (ArrivalRun& r : mine.runs) r.from = remap[r.from];
+    for (ArrivalRun& r : mine.runs) {
+      r.node = remap[r.node];
+      r.from = remap[r.from];
+    }
   }
   arrival_runs += o.arrival_runs;
 }

@@ -69,20 +69,21 @@ struct Edge {
 
 using EdgeKey = std::pair<uint32_t, uint32_t>;
 
-// The arrivals at one node in one thread, in order, as runs of the node they
-// came from: a loop's header log tells each entry's trip count exactly
+// The arrivals at each node of one thread, in order, as runs of the node
+// they came from: `count` arrivals at `node` from `from`, until the next run
+// of `node`. A loop's header runs tell each entry's trip count exactly
 // (loops.cc). Loop-shaped programs need a few runs per outer iteration.
 struct ArrivalRun {
-  uint32_t from = kStartNode;
-  uint64_t count = 0;
-};
-struct ArrivalLog {
   uint32_t node = kStartNode;
+  uint32_t from = kStartNode;
+  uint32_t count = 0;  // a longer run continues in a new one
+};
+struct ArrivalLog {  // one thread's runs, in the order they started
   std::vector<ArrivalRun> runs;
 };
 // Beyond this many runs in one graph the builder stops logging a thread (its
 // log is dropped whole); loops it entered then show totals, not per-entry trips.
-inline constexpr uint64_t kMaxArrivalRuns = uint64_t{1} << 20;
+inline constexpr uint64_t kMaxArrivalRuns = uint64_t{1} << 16;
 
 // The graph of one process (or of a merge of processes).
 struct Graph {

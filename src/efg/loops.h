@@ -37,8 +37,9 @@ struct Loop {
 struct LoopForest {
   std::vector<Loop> loops;
   std::vector<int> roots;
-  // The "big outer loop": the top-level loop with the most events (time on
-  // ties), preferring regular nests (no irreducible loop, the same trips in every entry of the top loop).
+  // The "big outer loop": the regular loop (no irreducible loop in its nest,
+  // the same trips in every entry) with the most time among those with 1% of
+  // the events, else the top-level loop with the most events (docs/efg.md).
   int main_loop = -1;
   // Whether node v is in the body of loop l.
   bool contains(int l, uint32_t v) const;

@@ -77,9 +77,9 @@ void put_graph(ByteWriter& w, const Graph& g) {
   }
   w.u(g.arrivals.size());
   for (const ArrivalLog& log : g.arrivals) {
-    w.u(log.node);
     w.u(log.runs.size());
     for (const ArrivalRun& run : log.runs) {
+      w.u(run.node);
       w.u(run.from);
       w.u(run.count);
     }
@@ -119,15 +119,14 @@ Graph get_graph(ByteReader& r) {
   const uint64_t logs = r.count(2);
   for (uint64_t i = 0; i < logs; ++i) {
     ArrivalLog log;
-    const uint64_t node = r.u();
-    if (node == kStartNode || node >= g.nodes.size()) r.fail("arrival log of an unknown node");
-    log.node = static_cast<uint32_t>(node);
-    const uint64_t runs = r.count(2);
+    const uint64_t runs = r.count(3);
     if (g.arrival_runs + runs > kMaxArrivalRuns) r.fail("more arrival runs than a graph keeps");
     for (uint64_t k = 0; k < runs; ++k) {
-      const uint64_t from = r.u();
+      const uint64_t node = r.u(), from = r.u(), count = r.u();
+      if (node == kStartNode || node >= g.nodes.size()) r.fail("arrival at an unknown node");
       if (from >= g.nodes.size()) r.fail("arrival from an unknown node");
-      log.runs.push_back({static_cast<uint32_t>(from), r.u()});
+      if (count == 0 || count > UINT32_MAX) r.fail("bad arrival run length");
+      log.runs.push_back({static_cast<uint32_t>(node), static_cast<uint32_t>(from), static_cast<uint32_t>(count)});
     }
     g.arrival_runs += runs;
     g.arrivals.push_back(std::move(log));

@@ -38,6 +38,8 @@ std::string group_label(const efg::ProcessGroup& pg) {
   return s;
 }
 
+std::string trips(const efg::Loop& l, uint64_t n) { return l.trips_known ? std::to_string(n) : "null"; }
+
 std::string main_line(const efg::ProcessGroup& pg) {
   return pg.loops.main_loop < 0 ? std::string() : efg::loop_line(pg.graph, pg.loops, pg.loops.main_loop);
 }
@@ -64,8 +66,10 @@ class StructurePass : public Pass {
         continue;
       }
       std::string text = "main loop of " + group_label(pg) + ": " + line;
-      if (!a.opts().all && shown == 1) {  // one line on the screen: "Structure (strata efg): " + this
-        const size_t room = kTextColumns - 24;
+      if (!a.opts().all && shown == 1) {
+        // Two screen lines (the report wraps past kTextColumns, the second line
+        // indented): room for an epoch loop and the start of its step loop.
+        const size_t room = 2 * (kTextColumns - 25);
         if (text.size() > room) text = text.substr(0, room - 4) + " ...";
       }
       out << text << "\n";
@@ -93,6 +97,7 @@ class StructurePass : public Pass {
         o += "{\"structure\":" + json::quoted(main_line(pg)) +
              ",\"header\":" + json::quoted(efg::signature_label(pg.graph.nodes[m.header].sig)) +
              ",\"entries\":" + std::to_string(m.entries) + ",\"iterations\":" + std::to_string(m.iterations) +
+             ",\"trips_min\":" + trips(m, m.trips_min) + ",\"trips_max\":" + trips(m, m.trips_max) +
              ",\"time_share\":" + share + "}";
       }
       o += ",\"structure\":" + json::quoted(pg.loops.loops.empty() ? std::string() : efg::structure_line(pg.graph, pg.loops)) + "}";

@@ -8,14 +8,37 @@ size_t Builder::NodeKeyHash::operator()(const NodeKey& k) const {
   uint64_t h = static_cast<uint64_t>(k.pid) * 0x9E3779B97F4A7C15ull;
   h ^= (uint64_t{k.func} << 32 | k.path) + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
   h ^= static_cast<uint64_t>(static_cast<uint32_t>(k.size_class)) * 0xC2B2AE3D27D4EB4Full;
+  h ^= static_cast<uint64_t>(k.role + 1) * 0x165667B19E3779F9ull;
   return static_cast<size_t>(h ^ (h >> 29));
 }
 
 void Builder::begin(const std::string&, const analysis::Tables* tables, bool) {
   tables_ = tables;
   node_cache_.clear();
+  role_cache_.clear();
   threads_.clear();
   last_thread_ = {};
+}
+
+namespace {
+constexpr int64_t kUnknownRole = -2;
+}  // namespace
+
+// The Python layer tags every event of a DataLoader pass with the loader's
+// index (0 the first loader iterated, usually training): the role of the
+// event. Training and validation steps then are different nodes, and so are
+// the checkpoint's calls and the same calls at start-up. Other tags (epoch,
+// step, sample) change every iteration and would unroll the loops.
+int64_t Builder::role_of(uint32_t ctx) {
+  if (ctx == 0 || !tables_ || ctx >= tables_->ctxs.size()) return -1;
+  if (role_cache_.size() <= ctx) role_cache_.resize(tables_->ctxs.size(), kUnknownRole);
+  int64_t& role = role_cache_[ctx];
+  if (role == kUnknownRole) {
+    role = -1;
+    for (const analysis::CtxTag& tag : tables_->ctxs[ctx])
+      if (tag.key == "loader" && tag.is_int && tag.int_value >= 0) role = tag.int_value;
+  }
+  return role;
 }
 
 void Builder::process(const analysis::ProcessMeta& meta) {
@@ -28,7 +51,7 @@ uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
   // Only reads and writes have a request size; open's "size" column is its mode.
   const bool data = tables_ && e.func < tables_->funcs.size() && tables_->funcs[e.func].data;
   const int32_t sc = opts_.size_classes && data ? size_class_of(e.size) : -1;
-  const NodeKey key{e.pid, e.func, opts_.file_class == FileClass::kAny ? 0u : e.path, sc};
+  const NodeKey key{e.pid, e.func, opts_.file_class == FileClass::kAny ? 0u : e.path, sc, role_of(e.ctx)};
   auto hit = node_cache_.find(key);
   if (hit != node_cache_.end()) return hit->second;
   Signature sig;
@@ -45,6 +68,7 @@ uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
     sig.file = opts_.file_class == FileClass::kPath ? std::string(path) : directory_of(path);
   }
   sig.size_class = sc;
+  if (key.role >= 0) sig.role = "loader=" + std::to_string(key.role);
   const uint32_t id = g.intern(sig);
   node_cache_.emplace(key, id);
   return id;
@@ -67,25 +91,59 @@ void Builder::event(const analysis::IoEvent& e) {
   auto& cached = t.next_edge[t.last];
   if (!cached.second || cached.first != node) cached = {node, &g.edges[{t.last, node}]};
   Edge& edge = *cached.second;
+  log_arrival(g, t, node);
   ++edge.count;
   // Gaps from the start node are the thread's first event time: meaningless.
   if (t.last != kStartNode) edge.gap.add(std::max<int64_t>(0, e.ts - t.last_end));
   edge.duration.add(e.dur);
   g.nodes[node].duration.add(e.dur);
+  // Busy time: the part of the event after everything before it in this
+  // thread, so the thread's busy time plus its gaps is exactly its span.
+  const int64_t end = e.ts + e.dur;
+  const int64_t busy_from = t.last == kStartNode ? e.ts : std::max(e.ts, t.last_end);
+  g.nodes[node].busy_ns += std::max<int64_t>(0, end - busy_from);
   ++g.events;
   t.last = node;
-  t.last_end = std::max(t.last_end, e.ts + e.dur);
+  t.last_end = std::max(t.last_end, end);
+}
+
+void Builder::log_arrival(Graph& g, ThreadCursor& t, uint32_t node) {
+  if (t.arrivals_dropped) return;
+  if (t.last_run.size() <= node) t.last_run.resize(g.nodes.size(), 0);
+  uint32_t& last = t.last_run[node];
+  if (last != 0) {
+    ArrivalRun& run = t.runs[last - 1];
+    if (run.from == t.last && run.count != UINT32_MAX) {
+      ++run.count;
+      return;
+    }
+  }
+  if (g.arrival_runs >= kMaxArrivalRuns) {  // drop this thread's log whole
+    g.arrival_runs -= t.runs.size();
+    t.runs = {};
+    t.last_run = {};
+    t.arrivals_dropped = true;
+    return;
+  }
+  t.runs.push_back({node, t.last, 1});
+  last = static_cast<uint32_t>(t.runs.size());
+  ++g.arrival_runs;
 }
 
 void Builder::close_threads() {
   last_thread_ = {};
-  for (const auto& [ids, t] : threads_) processes_[ids.first].span_ns += std::max<int64_t>(0, t.last_end - t.first_start);
+  for (auto& [ids, t] : threads_) {
+    Graph& g = processes_[ids.first];
+    g.span_ns += std::max<int64_t>(0, t.last_end - t.first_start);
+    if (!t.runs.empty()) g.arrivals.push_back({std::move(t.runs)});
+  }
   threads_.clear();
 }
 
 void Builder::end() {
   close_threads();
   node_cache_.clear();
+  role_cache_.clear();
   tables_ = nullptr;
 }
 

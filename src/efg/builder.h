@@ -51,17 +51,25 @@ class Builder : public analysis::UnitConsumer {
     // Per source node, the edge this thread last took from it: in a loop
     // each node mostly has one successor, so most events skip the edge map.
     std::vector<std::pair<uint32_t, Edge*>> next_edge;
+    // This thread's arrival runs (Graph::arrivals once the unit ends) and,
+    // per node, 1 + the index of its last run (0: none yet).
+    std::vector<ArrivalRun> runs;
+    std::vector<uint32_t> last_run;
+    bool arrivals_dropped = false;  // over kMaxArrivalRuns: no log for this thread
   };
   struct NodeKey {
     int64_t pid;
     uint32_t func, path;
     int32_t size_class;
+    int64_t role;  // the event's `loader` tag, -1 none
     bool operator==(const NodeKey&) const = default;
   };
   struct NodeKeyHash {
     size_t operator()(const NodeKey& k) const;
   };
   uint32_t node_of(Graph& g, const analysis::IoEvent& e);
+  static void log_arrival(Graph& g, ThreadCursor& t, uint32_t node);
+  int64_t role_of(uint32_t ctx);
   void close_threads();
 
   BuilderOptions opts_;
@@ -70,6 +78,7 @@ class Builder : public analysis::UnitConsumer {
   std::map<int64_t, analysis::ProcessMeta> metas_;
   std::map<std::pair<int64_t, int64_t>, ThreadCursor> threads_;  // (pid, tid), per unit
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_cache_;  // per unit: its ids -> node
+  std::vector<int64_t> role_cache_;  // per unit: ctx id -> loader tag, -1 none, kUnknownRole not looked up
   // The last event's thread (per unit; map values do not move): consecutive
   // events mostly come from one thread, so most events skip both map lookups.
   struct LastThread {

@@ -45,6 +45,7 @@ std::string signature_label(const Signature& s) {
   std::string out = s.layer + " " + s.function;
   if (!s.file.empty()) out += " " + s.file;
   if (s.size_class >= 0) out += " [" + size_class_label(s.size_class) + ")";
+  if (!s.role.empty()) out += " " + s.role;
   return out;
 }
 
@@ -71,7 +72,7 @@ void Stat::merge(const Stat& o) {
 }
 
 Graph::Graph() {
-  nodes.push_back(Node{Signature{"", "start", "", -1}, {}});
+  nodes.push_back(Node{Signature{"", "start", "", -1, ""}, {}});
 }
 
 uint32_t Graph::intern(const Signature& sig) {
@@ -85,6 +86,7 @@ void Graph::merge(const Graph& o) {
   for (size_t i = 1; i < o.nodes.size(); ++i) {
     remap[i] = intern(o.nodes[i].sig);
     nodes[remap[i]].duration.merge(o.nodes[i].duration);
+    nodes[remap[i]].busy_ns += o.nodes[i].busy_ns;
   }
   for (const auto& [key, e] : o.edges) {
     Edge& mine = edges[{remap[key.first], remap[key.second]}];
@@ -95,6 +97,26 @@ void Graph::merge(const Graph& o) {
   events += o.events;
   threads += o.threads;
   span_ns += o.span_ns;
+  merge_arrivals(o, remap);
+}
+
+void Graph::merge_arrivals(const Graph& o, const std::vector<uint32_t>& remap) {
+  if (arrival_runs + o.arrival_runs > kMaxArrivalRuns) {
+    // Over budget: no per-entry trips for this graph rather than wrong ones
+    // (loops.cc checks the logs against the entry counts).
+    arrivals.clear();
+    arrival_runs = 0;
+    return;
+  }
+  for (const ArrivalLog& log : o.arrivals) {
+    ArrivalLog& mine = arrivals.emplace_back();
+    mine.runs = log.runs;
+    for (ArrivalRun& r : mine.runs) {
+      r.node = remap[r.node];
+      r.from = remap[r.from];
+    }
+  }
+  arrival_runs += o.arrival_runs;
 }
 
 bool Graph::same_structure(const Graph& o) const {

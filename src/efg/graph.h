@@ -27,12 +27,15 @@ struct Signature {
   std::string function;  // "read", "open64", "dataloader.next"
   std::string file;      // file class text; "" when the event has no file
   int32_t size_class = -1;  // floor(log2(size)) + 1 (0 for 0 bytes), -1 unknown/none
+  // The pass an event belongs to when the Python layer tags it: "loader=1"
+  // (the second DataLoader iterated, e.g. validation); "" untagged.
+  std::string role;
   bool operator==(const Signature&) const = default;
   auto operator<=>(const Signature&) const = default;
 };
 int32_t size_class_of(int64_t size);
 std::string size_class_label(int32_t size_class);  // "4KiB-8KiB" style range, "" for -1
-std::string signature_label(const Signature& s);   // "POSIX read /data/train [4KiB-8KiB)"
+std::string signature_label(const Signature& s);   // "POSIX read /data/train [4KiB-8KiB) loader=0"
 
 // Count, sum, min and max of a duration in ns.
 struct Stat {
@@ -51,6 +54,11 @@ inline constexpr uint32_t kStartNode = 0;
 struct Node {
   Signature sig;
   Stat duration;  // of the node's events
+  // Time the node's events add to their thread's busy time: the part of each
+  // event after the end of every earlier event of the thread, so an event
+  // inside another (an application region around its reads) is counted once.
+  // Busy time plus the gaps of a thread's transitions is exactly its span.
+  int64_t busy_ns = 0;
 };
 
 struct Edge {
@@ -61,6 +69,22 @@ struct Edge {
 
 using EdgeKey = std::pair<uint32_t, uint32_t>;
 
+// The arrivals at each node of one thread, in order, as runs of the node
+// they came from: `count` arrivals at `node` from `from`, until the next run
+// of `node`. A loop's header runs tell each entry's trip count exactly
+// (loops.cc). Loop-shaped programs need a few runs per outer iteration.
+struct ArrivalRun {
+  uint32_t node = kStartNode;
+  uint32_t from = kStartNode;
+  uint32_t count = 0;  // a longer run continues in a new one
+};
+struct ArrivalLog {  // one thread's runs, in the order they started
+  std::vector<ArrivalRun> runs;
+};
+// Beyond this many runs in one graph the builder stops logging a thread (its
+// log is dropped whole); loops it entered then show totals, not per-entry trips.
+inline constexpr uint64_t kMaxArrivalRuns = uint64_t{1} << 16;
+
 // The graph of one process (or of a merge of processes).
 struct Graph {
   std::vector<Node> nodes;  // nodes[0] is the start node
@@ -68,6 +92,8 @@ struct Graph {
   uint64_t events = 0;
   uint64_t threads = 0;
   int64_t span_ns = 0;  // sum over threads of first event start to last event end
+  std::vector<ArrivalLog> arrivals;  // per thread and node; whole threads only
+  uint64_t arrival_runs = 0;         // runs in `arrivals` (and in threads still being built)
 
   Graph();
   uint32_t intern(const Signature& sig);
@@ -78,6 +104,7 @@ struct Graph {
   std::vector<std::vector<std::pair<uint32_t, uint64_t>>> successors() const;
 
  private:
+  void merge_arrivals(const Graph& o, const std::vector<uint32_t>& remap);
   std::map<Signature, uint32_t> index_;
 };
 

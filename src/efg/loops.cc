@@ -1,6 +1,7 @@
 #include "efg/loops.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 namespace strata::efg {
@@ -217,6 +218,93 @@ bool split_shared_header(LoopForest& f, int l, const Graph& g, const std::vector
   return true;
 }
 
+// How an arrival at loop l's header h from node `from` counts for l.
+enum class Arrival { kEntry, kBackEdge, kNested };
+
+Arrival classify_arrival(const LoopForest& f, int l, uint32_t h, uint32_t from) {
+  if (from == kStartNode || !f.contains(l, from)) return Arrival::kEntry;
+  // Like compute_figures: the innermost loop around h holding `from` owns the edge.
+  for (int k = f.node_loop[h]; k != l && k >= 0; k = f.loops[k].parent)
+    if (f.contains(k, from)) return Arrival::kNested;
+  return Arrival::kBackEdge;
+}
+
+struct TripTally {
+  uint64_t entries = 0, trips = 0, min = 0, max = 0;
+  bool consistent = true;
+  void close(uint64_t n) {
+    min = entries == 0 ? n : std::min(min, n);
+    max = std::max(max, n);
+    ++entries;
+    trips += n;
+  }
+};
+
+// One thread's arrival runs at one node, in order.
+using NodeRuns = std::vector<const ArrivalRun*>;
+
+// Walks one thread's arrivals at the header: an entry starts a trip count,
+// the loop's own back edges add to it, nested loops' back edges do not.
+void tally_runs(const LoopForest& f, int l, const NodeRuns& runs, TripTally& t) {
+  const uint32_t h = f.loops[l].header;
+  uint64_t current = 0;  // trips of the entry under way, 0 before the first
+  for (const ArrivalRun* run : runs) {
+    switch (classify_arrival(f, l, h, run->from)) {
+      case Arrival::kEntry:
+        if (current > 0) t.close(current);
+        for (uint64_t i = 1; i < run->count; ++i) t.close(1);
+        current = 1;
+        break;
+      case Arrival::kBackEdge:
+        if (current == 0) t.consistent = false;
+        current += run->count;
+        break;
+      case Arrival::kNested:
+        break;
+    }
+  }
+  if (current > 0) t.close(current);
+}
+
+// Per-entry trip counts. The counts decide them for one entry or one trip
+// per entry; otherwise the header's arrival runs do, when they account for
+// every entry and trip (a reducible loop is entered only at its header; logs
+// dropped over budget leave entries unaccounted, so nothing wrong is shown).
+void count_trips(LoopForest& f, const Graph& g) {
+  std::vector<uint8_t> wanted(g.nodes.size(), 0);
+  for (Loop& L : f.loops) {
+    if (L.entries == 0) continue;
+    if (L.entries == 1 || L.iterations == L.entries) {
+      L.trips_known = true;
+      L.trips_min = L.trips_max = L.iterations / L.entries;
+    } else if (!L.irreducible) {
+      wanted[L.header] = 1;
+    }
+  }
+  // Per wanted header, per thread, its runs in order.
+  std::vector<std::vector<NodeRuns>> runs_of(g.nodes.size());
+  std::vector<size_t> log_of(g.nodes.size(), SIZE_MAX);
+  for (size_t i = 0; i < g.arrivals.size(); ++i)
+    for (const ArrivalRun& run : g.arrivals[i].runs) {
+      if (run.node >= g.nodes.size() || !wanted[run.node]) continue;
+      if (log_of[run.node] != i) {
+        log_of[run.node] = i;
+        runs_of[run.node].emplace_back();
+      }
+      runs_of[run.node].back().push_back(&run);
+    }
+  for (size_t l = 0; l < f.loops.size(); ++l) {
+    Loop& L = f.loops[l];
+    if (L.trips_known || L.entries == 0 || L.irreducible) continue;
+    TripTally t;
+    for (const NodeRuns& runs : runs_of[L.header]) tally_runs(f, static_cast<int>(l), runs, t);
+    if (!t.consistent || t.entries != L.entries || t.trips != L.iterations) continue;
+    L.trips_known = true;
+    L.trips_min = t.min;
+    L.trips_max = t.max;
+  }
+}
+
 void compute_figures(LoopForest& f, const Graph& g) {
   // Post-order: children before parents (indices from the numbering).
   std::vector<int> post(f.loops.size());
@@ -226,7 +314,7 @@ void compute_figures(LoopForest& f, const Graph& g) {
     const int l = f.node_loop[v];
     if (l < 0) continue;
     f.loops[l].events += g.nodes[v].duration.count;
-    f.loops[l].time_ns += g.nodes[v].duration.sum;
+    f.loops[l].time_ns += g.nodes[v].busy_ns;
     ++f.loops[l].body_nodes;
   }
   for (const auto& [key, e] : g.edges) {
@@ -262,29 +350,51 @@ void compute_figures(LoopForest& f, const Graph& g) {
       stack.push_back(c);
     }
   }
-  // Regular nests (no irreducible loop, whole trips per entry of the outer
-  // loop; inner loops may vary: np.load seeks 2 or 3 times) are what a
+  count_trips(f, g);
+  // Regular nests (no irreducible loop, the same trips in every entry of the
+  // outer loop; inner loops may vary: np.load seeks 2 or 3 times) are what a
   // program's main loop looks like; start-up (imports, library loading) is
-  // irregular. The main loop is the regular top-level loop with the most
-  // events (time on ties), else any top-level loop with the most events; a
-  // regular loop that takes under 1% of the run (four fopen calls at
-  // start-up) is not preferred.
+  // irregular. The main loop is the regular loop with the most time (events
+  // on ties) among those with at least 1% of the events, else the top-level
+  // loop with the most events. Regular loops are looked for at every depth: one call late in
+  // the run that start-up made too (an import, a stat of the data directory)
+  // closes a cycle through start-up, and the training loop nests in it.
   std::vector<uint8_t> reducible(f.loops.size(), 1), regular(f.loops.size(), 0);
   for (int l : post) {
     const Loop& L = f.loops[l];
     reducible[l] = !L.irreducible;
     for (int c : L.children) reducible[l] &= reducible[c];
-    regular[l] = reducible[l] && L.entries > 0 && L.iterations % L.entries == 0;
+    const bool same_trips =
+        L.trips_known ? L.trips_min == L.trips_max : L.entries > 0 && L.iterations % L.entries == 0;
+    regular[l] = reducible[l] && same_trips;
   }
-  auto preferred = [&](int l) { return regular[l] && (f.loops[l].time_share >= 0.01 || g.span_ns == 0); };
+  // At least 1% of the events: shutdown's few calls with long gaps are not
+  // the main loop (time would not do: Python's start-up can take 99% of a
+  // short job's time).
+  auto preferred = [&](int l) { return regular[l] && (100 * f.loops[l].events >= g.events || g.span_ns == 0); };
+  // Among preferred loops the one with the most time wins (a directory
+  // listing at start-up has many events and no time), events on ties; the
+  // runtime's graphs have no times, and the fallback goes by events.
   auto better = [&](int a, int b) {
     if (b < 0) return true;
     if (preferred(a) != preferred(b)) return preferred(a);
     const Loop &A = f.loops[a], &B = f.loops[b];
+    if (preferred(a) && g.span_ns > 0 && A.time_ns != B.time_ns) return A.time_ns > B.time_ns;
     return A.events > B.events || (A.events == B.events && A.time_ns > B.time_ns);
   };
   for (int r : f.roots)
     if (better(r, f.main_loop)) f.main_loop = r;
+  // A nested loop must hold at least half its top-level loop's time: a
+  // regular per-file loop inside an irregular loop over the files is not
+  // the program's main loop.
+  auto root_of = [&](int l) {
+    while (f.loops[l].parent >= 0) l = f.loops[l].parent;
+    return l;
+  };
+  for (int l = 0; l < static_cast<int>(f.loops.size()); ++l)
+    if (f.loops[l].parent >= 0 && preferred(l) && 2 * f.loops[l].time_ns >= f.loops[root_of(l)].time_ns &&
+        better(l, f.main_loop))
+      f.main_loop = l;
 }
 
 }  // namespace

@@ -22,9 +22,14 @@ struct Loop {
   uint64_t entries = 0;            // transitions into the body from outside it
   uint64_t back_edges = 0;         // transitions from the body back to the header
   uint64_t iterations = 0;         // entries + back_edges: trips around the loop
+  // Fewest and most trips in one entry; known when the header's arrival logs
+  // account for every entry (or the counts alone decide: one entry, one trip each).
+  bool trips_known = false;
+  uint64_t trips_min = 0;
+  uint64_t trips_max = 0;
   uint64_t events = 0;             // events of body nodes
-  int64_t time_ns = 0;             // body events' durations + gaps between body events
-  double time_share = 0;           // time_ns / the graph's span
+  int64_t time_ns = 0;             // body events' busy time + gaps between body events
+  double time_share = 0;           // time_ns / the graph's span: in [0, 1]
   bool irreducible = false;        // entered somewhere other than its header
   int depth = 0;                   // 0 at top level
 };
@@ -32,8 +37,9 @@ struct Loop {
 struct LoopForest {
   std::vector<Loop> loops;
   std::vector<int> roots;
-  // The "big outer loop": the top-level loop with the most events (time on
-  // ties), preferring regular nests (no irreducible loop, whole trips per entry of the top loop).
+  // The "big outer loop": the regular loop (no irreducible loop in its nest,
+  // the same trips in every entry) with the most time among those with 1% of
+  // the events, else the top-level loop with the most events (docs/efg.md).
   int main_loop = -1;
   // Whether node v is in the body of loop l.
   bool contains(int l, uint32_t v) const;

@@ -34,7 +34,8 @@ std::string duration_text(double ns) {
 }
 
 // Short node names for the structure line: the function, plus the last part
-// of the file class when another node has the same function.
+// of the file class and the size class when another node has the same
+// function, plus the role ("@loader1") when the name is still not unique.
 std::vector<std::string> short_names(const Graph& g) {
   std::map<std::string, int> uses;
   for (size_t v = 1; v < g.nodes.size(); ++v) ++uses[g.nodes[v].sig.function];
@@ -48,13 +49,26 @@ std::vector<std::string> short_names(const Graph& g) {
     }
     if (uses[s.function] > 1 && s.size_class >= 0) names[v] += "[" + size_class_label(s.size_class) + ")";
   }
+  std::map<std::string, int> name_uses;
+  for (size_t v = 1; v < g.nodes.size(); ++v) ++name_uses[names[v]];
+  for (size_t v = 1; v < g.nodes.size(); ++v) {
+    const std::string& role = g.nodes[v].sig.role;
+    if (name_uses[names[v]] > 1 && !role.empty()) {  // "loader=1" -> "@loader1"
+      names[v] += "@";
+      for (char c : role)
+        if (c != '=') names[v] += c;
+    }
+  }
   return names;
 }
 
+// "x40" (every entry made 40 trips), "x6-7" (fewest and most trips in one
+// entry), or "x13/2" (13 trips in 2 entries, per-entry counts unknown).
 std::string trips_text(const Loop& L) {
+  if (L.trips_known && L.trips_min == L.trips_max) return "x" + std::to_string(L.trips_min);
+  if (L.trips_known) return "x" + std::to_string(L.trips_min) + "-" + std::to_string(L.trips_max);
   if (L.entries == 0) return "x" + std::to_string(L.iterations);
-  if (L.iterations % L.entries == 0) return "x" + std::to_string(L.iterations / L.entries);
-  return fmt("x%.1f", static_cast<double>(L.iterations) / static_cast<double>(L.entries));
+  return "x" + std::to_string(L.iterations) + "/" + std::to_string(L.entries);
 }
 
 // A loop's items in first-seen order: its own nodes (v) and nested loops (~c).
@@ -226,6 +240,8 @@ std::string render_text(const Report& r) {
 
 namespace {
 
+std::string trips_json(const Loop& L, uint64_t trips) { return L.trips_known ? std::to_string(trips) : "null"; }
+
 void json_loops(std::string& o, const LoopForest& f) {
   // Iterative: nested arrays close as their frames pop.
   struct Frame {
@@ -248,7 +264,8 @@ void json_loops(std::string& o, const LoopForest& f) {
     o += "{\"id\":" + std::to_string(l) + ",\"header\":" + std::to_string(L.header) + ",\"body\":[";
     for (size_t i = 0; i < L.own.size(); ++i) o += (i ? "," : "") + std::to_string(L.own[i]);
     o += "],\"body_nodes\":" + std::to_string(L.body_nodes) + ",\"entries\":" + std::to_string(L.entries) +
-         ",\"iterations\":" + std::to_string(L.iterations) + ",\"back_edges\":" + std::to_string(L.back_edges) +
+         ",\"iterations\":" + std::to_string(L.iterations) + ",\"trips_min\":" + trips_json(L, L.trips_min) +
+         ",\"trips_max\":" + trips_json(L, L.trips_max) + ",\"back_edges\":" + std::to_string(L.back_edges) +
          ",\"events\":" + std::to_string(L.events) + ",\"time_ns\":" + std::to_string(L.time_ns) +
          ",\"time_share\":" + fmt("%.6f", L.time_share) + ",\"depth\":" + std::to_string(L.depth) +
          ",\"irreducible\":" + (L.irreducible ? "true" : "false") + ",\"loops\":[";
@@ -265,7 +282,9 @@ void json_graph(std::string& o, const Graph& g, const LoopForest& f) {
     o += "{\"id\":" + std::to_string(v) + ",\"layer\":" + json::quoted(n.sig.layer) +
          ",\"function\":" + json::quoted(n.sig.function) + ",\"file\":" + json::quoted(n.sig.file) +
          ",\"size_class\":" + json::quoted(size_class_label(n.sig.size_class)) +
-         ",\"label\":" + json::quoted(signature_label(n.sig)) + ",\"count\":" + std::to_string(n.duration.count) + ",";
+         ",\"role\":" + json::quoted(n.sig.role) +
+         ",\"label\":" + json::quoted(signature_label(n.sig)) + ",\"count\":" + std::to_string(n.duration.count) +
+         ",\"busy_ns\":" + std::to_string(n.busy_ns) + ",";
     append_json_stat(o, "dur_ns", n.duration);
     o += "}";
   }

@@ -1,5 +1,5 @@
 // Builder state <-> bytes (the pass engine ships per-unit states between
-// workers). Layout: "EFG1", options, then per process its metadata and graph;
+// workers). Layout: "EFG2", options, then per process its metadata and graph;
 // every integer a varint (docs/efg.md).
 #include <limits>
 
@@ -10,7 +10,7 @@ namespace strata::efg {
 
 namespace {
 
-constexpr std::string_view kMagic = "EFG1";
+constexpr std::string_view kMagic = "EFG2";
 
 void put_stat(ByteWriter& w, const Stat& s) {
   w.u(s.count);
@@ -63,7 +63,9 @@ void put_graph(ByteWriter& w, const Graph& g) {
     w.str(n.sig.function);
     w.str(n.sig.file);
     w.s(n.sig.size_class);
+    w.str(n.sig.role);
     put_stat(w, n.duration);
+    w.s(n.busy_ns);
   }
   w.u(g.edges.size());
   for (const auto& [key, e] : g.edges) {
@@ -72,6 +74,15 @@ void put_graph(ByteWriter& w, const Graph& g) {
     w.u(e.count);
     put_stat(w, e.gap);
     put_stat(w, e.duration);
+  }
+  w.u(g.arrivals.size());
+  for (const ArrivalLog& log : g.arrivals) {
+    w.u(log.runs.size());
+    for (const ArrivalRun& run : log.runs) {
+      w.u(run.node);
+      w.u(run.from);
+      w.u(run.count);
+    }
   }
 }
 
@@ -89,9 +100,11 @@ Graph get_graph(ByteReader& r) {
     const int64_t sc = r.s();
     if (sc < -1 || sc > 64) r.fail("bad size class");
     sig.size_class = static_cast<int32_t>(sc);
+    sig.role = r.str();
     const uint32_t id = g.intern(sig);
     if (id != i + 1) r.fail("duplicate node signature");
     g.nodes[id].duration = get_stat(r);
+    g.nodes[id].busy_ns = r.s();
   }
   const uint64_t m = r.count(11);
   for (uint64_t i = 0; i < m; ++i) {
@@ -102,6 +115,21 @@ Graph get_graph(ByteReader& r) {
     e.gap = get_stat(r);
     e.duration = get_stat(r);
     g.edges[{static_cast<uint32_t>(from), static_cast<uint32_t>(to)}] = e;
+  }
+  const uint64_t logs = r.count(2);
+  for (uint64_t i = 0; i < logs; ++i) {
+    ArrivalLog log;
+    const uint64_t runs = r.count(3);
+    if (g.arrival_runs + runs > kMaxArrivalRuns) r.fail("more arrival runs than a graph keeps");
+    for (uint64_t k = 0; k < runs; ++k) {
+      const uint64_t node = r.u(), from = r.u(), count = r.u();
+      if (node == kStartNode || node >= g.nodes.size()) r.fail("arrival at an unknown node");
+      if (from >= g.nodes.size()) r.fail("arrival from an unknown node");
+      if (count == 0 || count > UINT32_MAX) r.fail("bad arrival run length");
+      log.runs.push_back({static_cast<uint32_t>(node), static_cast<uint32_t>(from), static_cast<uint32_t>(count)});
+    }
+    g.arrival_runs += runs;
+    g.arrivals.push_back(std::move(log));
   }
   return g;
 }

@@ -65,7 +65,7 @@ TEST(StructurePass, SavedAndMergedStatesGiveTheSameReport) {
 TEST(StructurePass, CorruptGraphStateIsANamedError) {
   const AnalyzeOptions o = options(kSamples);
   std::string bytes = analyze_unit_bytes(o, 0);
-  const size_t efg = bytes.rfind("EFG1");
+  const size_t efg = bytes.rfind("EFG2");
   ASSERT_NE(efg, std::string::npos);
   bytes[efg + 3] = '9';
   try {

@@ -62,6 +62,28 @@ class Feeder {
     }
     b.end();
   }
+  struct Timed {
+    int64_t tid;
+    std::string func;
+    int64_t ts, dur;
+  };
+  // Events with the times given, in the stream order given.
+  void feed_timed(efg::Builder& b, const std::vector<Timed>& events, int64_t pid = 1) {
+    b.begin("unit", &tables_, true);
+    analysis::ProcessMeta m;
+    m.pid = pid;
+    b.process(m);
+    for (const Timed& t : events) {
+      analysis::IoEvent e;
+      e.func = func(t.func);
+      e.pid = pid;
+      e.tid = t.tid;
+      e.ts = t.ts;
+      e.dur = t.dur;
+      b.event(e);
+    }
+    b.end();
+  }
 
  private:
   analysis::Tables tables_;
@@ -315,6 +337,168 @@ TEST(EfgLoops, SelfLoopOnHeaderNestsInsideOuterLoop) {
   ASSERT_EQ(outer.children.size(), 1u);
   EXPECT_EQ(lf.loops[outer.children[0]].iterations, 12u);
   EXPECT_EQ(lf.loops[outer.children[0]].entries, 4u);
+}
+
+// An inner loop entered twice, once for 6 trips and once for 7: the
+// header's arrival log gives each entry's count, printed as a range.
+TEST(EfgLoops, TripsPerEntryAreExactMinAndMax) {
+  std::vector<std::string> ev = repeat({"open:/d/train/a", "read:/d/train/a", "close:/d/train/a"}, 6);
+  append(ev, {"write:/d/ckpt/c"});
+  append(ev, repeat({"open:/d/train/a", "read:/d/train/a", "close:/d/train/a"}, 7));
+  append(ev, {"write:/d/ckpt/c"});
+  efg::Builder b;
+  Feeder f;
+  f.feed(b, ev);
+  const efg::Graph& g = only_graph(b);
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.roots.size(), 1u);
+  const efg::Loop& outer = lf.loops[lf.roots[0]];
+  ASSERT_EQ(outer.children.size(), 1u);
+  const efg::Loop& step = lf.loops[outer.children[0]];
+  EXPECT_EQ(step.entries, 2u);
+  EXPECT_EQ(step.iterations, 13u);
+  EXPECT_TRUE(step.trips_known);
+  EXPECT_EQ(step.trips_min, 6u);
+  EXPECT_EQ(step.trips_max, 7u);
+  EXPECT_TRUE(outer.trips_known);
+  EXPECT_EQ(outer.trips_min, 2u);
+  EXPECT_EQ(outer.trips_max, 2u);
+  EXPECT_EQ(efg::structure_line(g, lf), "loop x2 { loop x6-7 { open read close } write }");
+  const std::string json = efg::render_json(efg::make_report(b));
+  EXPECT_NE(json.find("\"entries\":2,\"iterations\":13,\"trips_min\":6,\"trips_max\":7,"), std::string::npos) << json;
+
+  // Whole on average is not whole per entry: 5 + 7 trips print as x5-7, not x6.
+  std::vector<std::string> uneven = repeat({"open:/d/train/a", "close:/d/train/a"}, 5);
+  append(uneven, {"write:/d/ckpt/c"});
+  append(uneven, repeat({"open:/d/train/a", "close:/d/train/a"}, 7));
+  append(uneven, {"write:/d/ckpt/c"});
+  efg::Builder u;
+  f.feed(u, uneven);
+  EXPECT_EQ(efg::structure_line(only_graph(u), efg::find_loops(only_graph(u))),
+            "loop x2 { loop x5-7 { open close } write }");
+}
+
+// Trip counts per entry across threads and units: each thread's log counts
+// its own entries; logs merged from byte states give the same figures.
+TEST(EfgLoops, TripsPerEntryAcrossThreadsAndMergedStates) {
+  auto body = [](int trips) { return repeat({"open:/d/x", "read:/d/x", "close:/d/x"}, trips); };
+  std::vector<std::string> t1 = {"stat:/d/x"}, t2 = {"stat:/d/x"};
+  append(t1, body(3));
+  append(t2, body(9));
+  efg::Builder a, b;
+  Feeder f;
+  f.feed(a, t1, 4, 1);
+  f.feed(b, t2, 4, 2);
+  efg::Builder merged = efg::Builder::from_bytes(a.to_bytes());
+  merged.merge(efg::Builder::from_bytes(b.to_bytes()));
+  const efg::Graph& g = only_graph(merged);
+  EXPECT_EQ(g.threads, 2u);
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.loops.size(), 1u);
+  EXPECT_EQ(lf.loops[0].entries, 2u);
+  EXPECT_EQ(lf.loops[0].iterations, 12u);
+  EXPECT_EQ(lf.loops[0].trips_min, 3u);
+  EXPECT_EQ(lf.loops[0].trips_max, 9u);
+  EXPECT_EQ(efg::structure_line(g, lf), "loop x3-9 { open read close }");
+}
+
+// Without arrival logs (the runtime's graphs, or logs dropped over budget)
+// the totals are printed as a fraction, never a rounded per-entry count.
+// Two threads enter the loop, for 6 and 7 trips.
+TEST(EfgLoops, TripsWithoutLogsPrintTotals) {
+  std::vector<std::pair<int64_t, std::string>> ev;
+  for (int i = 0; i < 6; ++i) ev.insert(ev.end(), {{1, "open:/d/x"}, {1, "close:/d/x"}});
+  for (int i = 0; i < 7; ++i) ev.insert(ev.end(), {{2, "open:/d/x"}, {2, "close:/d/x"}});
+  efg::Builder b;
+  Feeder f;
+  f.feed_threads(b, ev);
+  efg::Graph g = only_graph(b);
+  EXPECT_EQ(efg::structure_line(g, efg::find_loops(g)), "loop x6-7 { open close }");
+  g.arrivals.clear();
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.loops.size(), 1u);
+  EXPECT_EQ(lf.loops[0].entries, 2u);
+  EXPECT_FALSE(lf.loops[0].trips_known);
+  EXPECT_EQ(efg::structure_line(g, lf), "loop x13/2 { open close }");
+  efg::Report r;
+  r.groups.push_back({{1}, "", g, lf});
+  r.job = g;
+  r.job_loops = lf;
+  const std::string json = efg::render_json(r);
+  EXPECT_NE(json.find("\"iterations\":13,\"trips_min\":null,\"trips_max\":null,"), std::string::npos) << json;
+}
+
+// A thread whose arrivals need more than kMaxArrivalRuns runs loses its log
+// whole; another thread keeps its own, but the loop both entered shows
+// totals: per-entry counts from one thread's log would be guesses.
+TEST(EfgLoops, ArrivalLogOverBudgetIsDroppedWhole) {
+  // Arrivals at `a` alternate between b and c: one run per arrival.
+  const int groups = static_cast<int>(efg::kMaxArrivalRuns / 2) + 10;
+  std::vector<std::pair<int64_t, std::string>> ev;
+  for (const std::string& e : repeat({"a", "b", "a", "c"}, groups)) ev.emplace_back(1, e);
+  for (const std::string& e : repeat({"a", "b", "a", "c"}, 3)) ev.emplace_back(2, e);
+  efg::Builder b;
+  Feeder f;
+  f.feed_threads(b, ev);
+  const efg::Graph& g = only_graph(b);
+  uint64_t runs = 0;
+  for (const efg::ArrivalLog& log : g.arrivals) runs += log.runs.size();
+  EXPECT_EQ(g.arrival_runs, runs);
+  EXPECT_EQ(runs, 8u);  // thread 2 only: a from start, b, c, b, c, b; b from a; c from a
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.loops.size(), 1u);
+  EXPECT_EQ(lf.loops[0].entries, 2u);
+  EXPECT_FALSE(lf.loops[0].trips_known);
+  EXPECT_EQ(efg::structure_line(g, lf), "loop x" + std::to_string(2 * (groups + 3)) + "/2 { a b c }");
+}
+
+// time_share: busy time (overlaps counted once) plus gaps inside the loop,
+// over the sum of the threads' spans. An application region written after
+// the reads inside it (strata's order) used to count twice and push the
+// share over 1. Two threads interleaved in the stream, times known.
+TEST(EfgLoops, TimeShareCountsOverlapsOnceAcrossThreads) {
+  std::vector<Feeder::Timed> ev;
+  // Thread 2: open at 900 (50 ns), then stat x4 at 1000, 1100, 1200, 1300 (30 ns each).
+  ev.push_back({2, "open", 900, 50});
+  for (int i = 0; i < 3; ++i) {
+    const int64_t base = 50 * i;  // thread 1: step region [base, base+40) around two reads
+    ev.push_back({1, "read", base, 10});
+    ev.push_back({1, "read", base + 20, 10});
+    ev.push_back({2, "stat", 1000 + 100 * i, 30});
+    ev.push_back({1, "dataloader.next", base, 40});
+  }
+  ev.push_back({2, "stat", 1300, 30});
+  efg::Builder b;
+  Feeder f;
+  f.feed_timed(b, ev);
+  const efg::Graph& g = only_graph(b);
+  EXPECT_EQ(g.threads, 2u);
+  EXPECT_EQ(g.span_ns, 140 + 430);  // thread 1: [0, 140); thread 2: [900, 1330)
+  const efg::LoopForest lf = efg::find_loops(g);
+  ASSERT_EQ(lf.roots.size(), 2u);
+  const efg::Loop* steps = nullptr;
+  const efg::Loop* stats = nullptr;
+  for (int r : lf.roots) (lf.loops[r].body_nodes == 2 ? steps : stats) = &lf.loops[r];
+  ASSERT_TRUE(steps && stats);
+  // Reads 6 x 10, the regions' tails 3 x 10, gaps read->read 3 x 10 and region->read 2 x 10.
+  EXPECT_EQ(steps->time_ns, 140);
+  EXPECT_EQ(steps->iterations, 3u);
+  EXPECT_DOUBLE_EQ(steps->time_share, 140.0 / 570.0);
+  // stat x4: 4 x 30 busy + 3 x 70 gaps; the open before it and its gap are outside.
+  EXPECT_EQ(stats->time_ns, 330);
+  EXPECT_DOUBLE_EQ(stats->time_share, 330.0 / 570.0);
+  int64_t busy = 0;
+  for (const efg::Node& n : g.nodes) busy += n.busy_ns;
+  int64_t gaps = 0;
+  for (const auto& [key, e] : g.edges) gaps += e.gap.sum;
+  EXPECT_EQ(busy + gaps, g.span_ns);  // busy time and gaps partition the threads' spans
+  // The job of two such processes: same shares.
+  efg::Builder two;
+  f.feed_timed(two, ev, 1);
+  f.feed_timed(two, ev, 2);
+  const efg::Report r = efg::make_report(two);
+  for (int root : r.job_loops.roots) EXPECT_LE(r.job_loops.loops[root].time_share, 1.0);
+  EXPECT_EQ(r.job.span_ns, 2 * 570);
 }
 
 TEST(EfgState, MergeAddsThreadsAndProcesses) {

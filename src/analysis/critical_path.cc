@@ -462,7 +462,9 @@ std::string pct(int64_t part, int64_t whole) {
 std::string seconds(int64_t ns) {
   char b[32];
   const double v = static_cast<double>(ns);
-  if (v >= 1e9)
+  if (v >= 1e12)
+    std::snprintf(b, sizeof b, "%.0f s", v / 1e9);
+  else if (v >= 1e9)
     std::snprintf(b, sizeof b, "%.3g s", v / 1e9);
   else if (v >= 1e6)
     std::snprintf(b, sizeof b, "%.3g ms", v / 1e6);
@@ -485,11 +487,25 @@ std::string sentence(const PathFigures& f, size_t workers, bool self_loading) {
   return s;
 }
 
+// One line of at most kTextColumns: the whole loop.
+std::string summary_line(const PathFigures& f, size_t workers, bool self_loading) {
+  const int64_t worker_time = f.next_ns * static_cast<int64_t>(std::max<size_t>(1, workers));
+  std::string head = "critical path: waited " + pct(f.wait_ns, f.loop_ns) + " of " + seconds(f.loop_ns);
+  std::string tail = (self_loading ? "; loading in the loop: read " : "; workers then read ") +
+                     pct(f.wait_read_ns, worker_time) + ", CPU " + pct(f.wait_cpu_ns, worker_time);
+  if (!self_loading) tail += ", idle " + pct(f.wait_idle_ns, worker_time);
+  if (f.worker_read_ns > 0) tail += "; reads hidden " + pct(f.hidden_read_ns, f.worker_read_ns);
+  const std::string startstop = " (start/stop " + pct(f.startup_ns + f.shutdown_ns, f.loop_ns) + ")";
+  if (f.startup_ns + f.shutdown_ns > 0 && head.size() + startstop.size() + tail.size() <= kTextColumns)
+    head += startstop;
+  return head + tail;
+}
+
 void CriticalPathPass::text(const Analysis& a, std::ostream& out) const {
   if (!present_) return;
   size_t workers = 0;
   for (const EpochPath& e : epochs_) workers = std::max(workers, e.workers);
-  out << "critical path: " << sentence(total_, workers, self_loading_) << "\n";
+  out << summary_line(total_, workers, self_loading_) << "\n";
   if (!a.opts().all) return;
   for (const EpochPath& e : epochs_) out << "  epoch " << e.epoch << ": " << sentence(e.f, e.workers, self_loading_) << "\n";
 }

@@ -199,8 +199,6 @@ void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out
   if (s.batches) {
     out << "; the training loop asked the DataLoader for " << plural(s.batches, "batch", "batches") << " and waited "
         << fmt_s(s.loader_wait_ns);
-    if (s.startup_ns + s.shutdown_ns > 0)
-      out << " (" << fmt_s(s.startup_ns + s.shutdown_ns) << " of it starting and stopping workers)";
   } else {
     out << "; no dataloader.next events (loader wait unknown)";
   }
@@ -233,7 +231,7 @@ void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out
       to.bytes_read += x.bytes_read;
       to.events += x.events;
     }
-    if (loops_known && (between.events || between.wall_ns > 0)) row("between", between, "");
+    if (o.all && loops_known && (between.events || between.wall_ns > 0)) row("between", between, "");
     if (loops_known && (after.events || after.wall_ns > 0)) row("after", after, "");
     size_t loops = 0;
     for (auto& e : s.epochs) loops = std::max(loops, e.loops);

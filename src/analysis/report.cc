@@ -190,6 +190,14 @@ void print_tree(const Job& job, size_t max_rows, std::ostream& out) {
     out << "  ... " << plural(rows - max_rows, "more process", "more processes") << " (--all lists them)\n";
 }
 
+// Every event tagged with each epoch, inside its loop or not: the --by epoch
+// breakdown (Job::by_epoch keeps the inside of the loops only).
+std::map<std::string, TagAgg> every_epoch_event(const Job& job) {
+  std::map<std::string, TagAgg> all = job.by_epoch;
+  for (const auto& [value, agg] : job.by_epoch_outside) all[value].merge(agg);
+  return all;
+}
+
 void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   DlSummary s = dl_summary(job);
   if (!s.present) return;
@@ -563,7 +571,7 @@ void text_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOp
   // --by epoch: the summary's table is that breakdown (--all adds this one).
   if (!o.by.empty() && !(o.by == "epoch" && epochs_shown && !o.all))
     print_tags(("by " + o.by).c_str(), job.by_tag);
-  if (!job.by_epoch.empty() && o.by != "epoch" && (o.all || !epochs_shown)) print_tags("by epoch", job.by_epoch);
+  if (!job.by_epoch.empty() && o.by != "epoch" && (o.all || !epochs_shown)) print_tags("by epoch", every_epoch_event(job));
   // The first epoch against the others: in the deep-learning summary above.
 }
 
@@ -730,7 +738,7 @@ void json_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOp
     out << "}";
   };
   if (!o.by.empty()) tags("by", job.by_tag);
-  tags("by_epoch", job.by_epoch);
+  tags("by_epoch", every_epoch_event(job));
 }
 
 void json_dataset_dirs([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {

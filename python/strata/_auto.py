@@ -147,9 +147,10 @@ class _EpochInit:
     spawned or forkserver). Calls the user's worker_init_fn unchanged. Pickles
     as long as the user's function does, exactly as before."""
 
-    def __init__(self, fn, epoch):
+    def __init__(self, fn, epoch, loader=0):
         self.fn = fn
         self.epoch = epoch
+        self.loader = loader  # index of the DataLoader (0: the training loader)
 
     def __call__(self, worker_id):
         if self.fn is not None:
@@ -275,7 +276,7 @@ def _patch_dataloader(torch):
         init_fn = self.worker_init_fn
         swap = self.num_workers > 0 and not isinstance(init_fn, _EpochInit)
         if swap:
-            self.worker_init_fn = _EpochInit(init_fn, epoch)
+            self.worker_init_fn = _EpochInit(init_fn, epoch, index)
         try:
             it = orig_iter(self)
         finally:
@@ -304,9 +305,13 @@ def _patch_dataloader(torch):
             _tag_unset(K_STEP)
             ep_t0 = self.__dict__.pop("_strata_t0", None)
             if ep_t0 is not None:
+                t1 = _now()
                 saved = _tag_save()
                 _tag_set_int(K_EPOCH, self._strata_epoch)
-                _complete(b"dataloader.epoch", CAT_LOADER, ep_t0, _now() - ep_t0)
+                # The call that ended the pass: the loop waited on the loader
+                # (its workers shutting down) without getting a batch.
+                _complete(b"dataloader.stop", CAT_LOADER, t0, t1 - t0)
+                _complete(b"dataloader.epoch", CAT_LOADER, ep_t0, t1 - ep_t0)
                 _tag_restore(saved)
             raise
         except BaseException:
@@ -347,6 +352,8 @@ def _patch_dataloader(torch):
             st = _WorkerState(epoch)
             _tag_set_int(K_WORKER, worker_id)
             _tag_set_int(K_EPOCH, epoch)
+            if isinstance(init_fn, _EpochInit):  # spawned workers inherit no tags
+                _tag_set_int(K_LOADER, getattr(init_fn, "loader", 0))
             _tag_unset(K_STEP)
             _capi.thread_name(b"DataLoader worker %d" % worker_id)
             _capi.set_metadata(b"dataloader_worker", b"%d" % worker_id)

@@ -119,6 +119,11 @@ void TagAgg::merge(const TagAgg& o) {
   std::vector<int64_t> all;
   std::set_union(waiters.begin(), waiters.end(), o.waiters.begin(), o.waiters.end(), std::back_inserter(all));
   waiters = std::move(all);
+  loader_starts += o.loader_starts;
+  loader_start_ns += o.loader_start_ns;
+  loader_stop_ns += o.loader_stop_ns;
+  loop_first = std::min(loop_first, o.loop_first);
+  loop_last = std::max(loop_last, o.loop_last);
   bytes_read += o.bytes_read;
   bytes_written += o.bytes_written;
   first_ts = std::min(first_ts, o.first_ts);
@@ -138,6 +143,7 @@ struct UnitAgg::Proc {
   int64_t posix_ns = 0, stdio_ns = 0, meta_ns = 0, data_ns = 0;
   int64_t bytes_read = 0, bytes_written = 0;
   std::vector<int64_t> children;
+  std::vector<int32_t> loops_ended;  // epoch groups whose training-loader pass ended in this process
   TimeBins bins;
   counters::CounterEngine engine;
   std::vector<uint32_t> file_idx;  // path id -> index + 1
@@ -324,6 +330,12 @@ void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
   const FuncInfo& f = x.f;
   const int64_t end = x.end, bytes = x.bytes;
   const bool io = x.io;
+  // The training loader is the first one iterated (`loader` 0, python/strata/_auto.py).
+  bool training_loader = true;
+  if (e.ctx != 0) {
+    const int32_t lg = tag_group(e.ctx, "loader", loader_cache_, loader_names_);
+    training_loader = loader_names_[lg] == "(none)" || loader_names_[lg] == "0";
+  }
   auto tag_update = [&](TagAgg& t) {
     ++t.events;
     t.first_ts = std::min(t.first_ts, e.ts);
@@ -350,6 +362,14 @@ void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
         auto at = std::lower_bound(t.waiters.begin(), t.waiters.end(), e.pid);
         if (at == t.waiters.end() || *at != e.pid) t.waiters.insert(at, e.pid);
       }
+      if (f.is_loader_start) {
+        ++t.loader_starts;
+        t.loader_start_ns += e.dur;
+      }
+      if (f.is_loader_stop) t.loader_stop_ns += e.dur;
+      if (training_loader && (f.is_loader_wait || f.is_loader_start || f.is_loader_pass))
+        t.loop_first = std::min(t.loop_first, e.ts);
+      if (training_loader && f.is_loader_pass) t.loop_last = std::max(t.loop_last, end);
     }
   };
   if (!cfg_.by_key.empty()) {
@@ -362,11 +382,17 @@ void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
     eg = tag_group(e.ctx, cfg_.epoch_key, epoch_cache_, epoch_names_);
     if (epoch_names_[eg] == "(none)") eg = -1;
     if (eg >= 0) {
-      if (static_cast<size_t>(eg) >= epoch_aggs_.size()) epoch_aggs_.resize(eg + 1);
-      tag_update(epoch_aggs_[eg]);
+      // Events come in completion order: once the training loader's pass of
+      // this epoch ended in this process, its later events are outside the loop.
+      std::vector<int32_t>& ended = proc(e.pid).loops_ended;
+      const bool after_loop = std::find(ended.begin(), ended.end(), eg) != ended.end();
+      const bool outside = !training_loader || after_loop;
+      std::vector<TagAgg>& aggs = outside ? outside_aggs_ : epoch_aggs_;
+      if (static_cast<size_t>(eg) >= aggs.size()) aggs.resize(eg + 1);
+      tag_update(aggs[eg]);
+      if (training_loader && f.is_loader_pass && !after_loop) ended.push_back(eg);
     }
   }
-
 }
 
 // The Darshan counter engine; returns the access offset of a data call (from
@@ -534,7 +560,10 @@ void UnitAgg::merge_into(Job& job) {
     d.sizes.merge(fs.sizes);
   }
   for (size_t g = 0; g < by_aggs_.size(); ++g) job.by_tag[by_names_[g]].merge(by_aggs_[g]);
-  for (size_t g = 0; g < epoch_aggs_.size(); ++g) job.by_epoch[epoch_names_[g]].merge(epoch_aggs_[g]);
+  for (size_t g = 0; g < epoch_aggs_.size(); ++g)
+    if (epoch_aggs_[g].events) job.by_epoch[epoch_names_[g]].merge(epoch_aggs_[g]);
+  for (size_t g = 0; g < outside_aggs_.size(); ++g)
+    if (outside_aggs_[g].events) job.by_epoch_outside[epoch_names_[g]].merge(outside_aggs_[g]);
 
   // processes, in pid order for determinism
   std::vector<int64_t> pids;

@@ -96,6 +96,12 @@ struct TagAgg {
   uint64_t loader_waits = 0;  // "dataloader.next" events (batches asked for)
   int64_t loader_wait_ns = 0; // their summed duration: the training loop waiting on the loader
   std::vector<int64_t> waiters;  // pids that waited (sorted): one per rank's training loop
+  uint64_t loader_starts = 0;    // "dataloader.iter" events: starting an iterator (and its workers)
+  int64_t loader_start_ns = 0;   // their summed duration: waiting on worker start-up
+  int64_t loader_stop_ns = 0;    // "dataloader.stop": the call that ended a pass (worker shutdown)
+  // The training loop: first start of the training loader's iter/next/epoch
+  // events to the end of its pass ("dataloader.epoch", at StopIteration).
+  int64_t loop_first = INT64_MAX, loop_last = INT64_MIN;
   void merge(const TagAgg& o);
 };
 
@@ -155,7 +161,11 @@ struct Job {
   std::map<std::string, FuncStats> funcs;  // key: category/name
   std::map<std::string, FileAgg> files;
   std::map<std::string, TagAgg> by_tag;    // value of --by key ("(none)" for untagged)
-  std::map<std::string, TagAgg> by_epoch;  // value of the epoch key
+  std::map<std::string, TagAgg> by_epoch;  // value of the epoch key, inside its training loop
+  // Events tagged with an epoch but outside its training loop: the passes of
+  // other loaders (validation, a final evaluation) and what the loop's process
+  // did after the training loader's pass ended (checkpoints, evaluation).
+  std::map<std::string, TagAgg> by_epoch_outside;
   std::vector<std::string> units;
   std::vector<std::string> warnings;
   std::set<std::string> approximate;  // figures known only approximately
@@ -209,9 +219,9 @@ class UnitAgg : public UnitConsumer {
   Proc* last_ = nullptr;
   int64_t last_pid_ = INT64_MIN;
   std::vector<FuncStats> funcs_;  // by func id
-  std::vector<int32_t> by_cache_, epoch_cache_;
-  std::vector<std::string> by_names_, epoch_names_;
-  std::vector<TagAgg> by_aggs_, epoch_aggs_;
+  std::vector<int32_t> by_cache_, epoch_cache_, loader_cache_;
+  std::vector<std::string> by_names_, epoch_names_, loader_names_;
+  std::vector<TagAgg> by_aggs_, epoch_aggs_, outside_aggs_;
   std::unordered_map<uint32_t, std::string> resolved_paths_;
   std::vector<FuncInfo> func_infos_;
   std::set<std::string> approximate_;

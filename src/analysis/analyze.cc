@@ -440,13 +440,45 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
   return a;
 }
 
+namespace {
+
+// Figures of the events tagged with an epoch; wall time from their first
+// start to their last end (the training loop's span replaces it when known).
+void fill_figures(const TagAgg& a, bool sizes_known, DlSummary::Figures& f) {
+  f.wall_ns = a.last_ts > a.first_ts ? a.last_ts - a.first_ts : 0;
+  f.next_ns = a.loader_wait_ns;
+  f.startup_ns = a.loader_start_ns;
+  f.shutdown_ns = a.loader_stop_ns;
+  f.loader_wait_ns = a.loader_wait_ns + a.loader_start_ns + a.loader_stop_ns;
+  f.batches = a.loader_waits;
+  f.starts = a.loader_starts;
+  f.compute_ns = a.compute_ns;
+  f.io_ns = a.io_ns;
+  f.read_ns = a.read_ns;
+  f.reads = a.reads;
+  f.events = a.events;
+  f.bytes_read = sizes_known ? a.bytes_read : -1;
+  f.bytes_written = sizes_known ? a.bytes_written : -1;
+}
+
+}  // namespace
+
 DlSummary dl_summary(const Job& job) {
   DlSummary s;
   for (auto& [k, f] : job.funcs) {
     if (f.layer != Layer::kApp) continue;
     const std::string cat = lower(f.category), name = lower(f.name);
-    if (classify(f.name, f.category).is_loader_wait) {
+    const FuncInfo fi = classify(f.name, f.category);
+    if (fi.is_loader_wait) {
       s.batches += f.count;
+      s.loader_wait_ns += f.total_ns;
+    }
+    if (fi.is_loader_start) {
+      s.startup_ns += f.total_ns;
+      s.loader_wait_ns += f.total_ns;
+    }
+    if (fi.is_loader_stop) {
+      s.shutdown_ns += f.total_ns;
       s.loader_wait_ns += f.total_ns;
     }
     if (cat.find("dataloader") != std::string::npos || name.rfind("dataloader.", 0) == 0) s.present = true;
@@ -462,25 +494,46 @@ DlSummary dl_summary(const Job& job) {
     std::strtoll(k.c_str(), &endp, 10);
     numeric = numeric && !k.empty() && endp && *endp == '\0';
   }
-  for (auto& [k, a] : job.by_epoch) {
+  std::set<std::string> values;
+  for (auto& [k, a] : job.by_epoch) values.insert(k);
+  for (auto& [k, a] : job.by_epoch_outside) values.insert(k);
+  static const TagAgg kNone;
+  auto agg = [](const std::map<std::string, TagAgg>& m, const std::string& k) -> const TagAgg& {
+    auto it = m.find(k);
+    return it == m.end() ? kNone : it->second;
+  };
+  for (const std::string& k : values) {
     DlSummary::Epoch e;
     e.value = k;
-    e.wall_ns = a.last_ts > a.first_ts ? a.last_ts - a.first_ts : 0;
-    e.loader_wait_ns = a.loader_wait_ns;
-    e.batches = a.loader_waits;
-    e.loops = a.waiters.size();
-    e.compute_ns = a.compute_ns;
-    e.io_ns = a.io_ns;
-    e.read_ns = a.read_ns;
-    e.reads = a.reads;
-    e.bytes_read = job.sizes_known ? a.bytes_read : -1;
-    e.bytes_written = job.sizes_known ? a.bytes_written : -1;
+    const TagAgg& in = agg(job.by_epoch, k);
+    fill_figures(in, job.sizes_known, e);
+    fill_figures(agg(job.by_epoch_outside, k), job.sizes_known, e.outside);
+    e.loop_known = in.loop_last != INT64_MIN && in.loop_last > in.loop_first;
+    if (e.loop_known) {
+      e.loop_first = in.loop_first;
+      e.loop_last = in.loop_last;
+      e.wall_ns = in.loop_last - in.loop_first;
+    }
+    e.loops = in.waiters.size();
     s.epochs.push_back(e);
   }
   if (numeric)
     std::stable_sort(s.epochs.begin(), s.epochs.end(), [](auto& x, auto& y) {
       return std::strtoll(x.value.c_str(), nullptr, 10) < std::strtoll(y.value.c_str(), nullptr, 10);
     });
+  // Outside a loop: from its end to the next epoch's loop start, or to the
+  // end of the trace after the last epoch.
+  for (size_t i = 0; i < s.epochs.size(); ++i) {
+    DlSummary::Epoch& e = s.epochs[i];
+    if (!e.loop_known) continue;
+    int64_t until = job.last_ts;
+    for (size_t j = i + 1; j < s.epochs.size(); ++j)
+      if (s.epochs[j].loop_known) {
+        until = s.epochs[j].loop_first;
+        break;
+      }
+    e.outside.wall_ns = std::max<int64_t>(0, until - e.loop_last);
+  }
   if (s.epochs.size() >= 2) {
     const DlSummary::Epoch& first = s.epochs[0];
     double io = 0, rd = 0;

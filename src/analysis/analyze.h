@@ -142,23 +142,44 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup);
 // ("dataloader.next" per batch; category "checkpoint" for torch.save/load).
 struct DlSummary {
   bool present = false;  // epoch tags or dataloader events exist
-  struct Epoch {
-    std::string value;
-    int64_t wall_ns = 0;         // last end - first start of the events tagged with it
-    int64_t loader_wait_ns = 0;  // summed "dataloader.next" durations
+  // Figures of events tagged with the epoch, split at the training loop:
+  // inside it (the Epoch itself) and outside it (`outside`: other loaders'
+  // passes, what the loop's process did after the training loader's pass).
+  struct Figures {
+    int64_t wall_ns = 0;
+    int64_t loader_wait_ns = 0;  // dataloader.next + .iter (worker start-up) + .stop (shutdown)
+    int64_t next_ns = 0;         // summed "dataloader.next" durations
+    int64_t startup_ns = 0;      // summed "dataloader.iter" durations
+    int64_t shutdown_ns = 0;     // summed "dataloader.stop" durations (the call that ended a pass)
     uint64_t batches = 0;        // "dataloader.next" events
+    uint64_t starts = 0;         // "dataloader.iter" events
+    int64_t compute_ns = 0, io_ns = 0, read_ns = 0;
+    int64_t bytes_read = 0, bytes_written = 0;
+    uint64_t reads = 0;
+    uint64_t events = 0;
+  };
+  struct Epoch : Figures {
+    std::string value;
+    // wall_ns: the training loop's span (first dataloader.iter/next to the end
+    // of its pass, dataloader.epoch; loop_known) or, without a pass event (a
+    // loop left with break, traces without strata's Python layer), last end -
+    // first start of the events tagged with it.
+    bool loop_known = false;
+    int64_t loop_first = 0, loop_last = 0;  // the loop's span (ns since trace start)
     size_t loops = 0;            // processes that waited (one training loop per rank)
     // Share of the epoch each loop waited, on average over the loops (ranks).
     double waited() const {
       return wall_ns > 0 ? static_cast<double>(loader_wait_ns) / (static_cast<double>(wall_ns) * std::max<size_t>(1, loops)) : 0;
     }
-    int64_t compute_ns = 0, io_ns = 0, read_ns = 0;
-    int64_t bytes_read = 0, bytes_written = 0;
-    uint64_t reads = 0;
+    // Outside the loop; wall_ns: from the loop's end to the next epoch's loop
+    // start, or to the end of the trace after the last epoch.
+    Figures outside;
   };
   std::vector<Epoch> epochs;  // numeric order when every value is an integer
   uint64_t batches = 0;       // all "dataloader.next" events, tagged or not
-  int64_t loader_wait_ns = 0;
+  int64_t loader_wait_ns = 0; // their durations and those of all "dataloader.iter"/".stop" events
+  int64_t startup_ns = 0;     // the "dataloader.iter" part: starting iterators (and workers)
+  int64_t shutdown_ns = 0;    // the "dataloader.stop" part: the calls that ended passes
   struct RoleFiles {
     Role role;
     size_t files = 0;

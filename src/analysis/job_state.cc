@@ -25,7 +25,8 @@ template <class Ar> void fields(Ar& ar, TimeBins& x) { ar(x.width, x.bins); }
 template <class Ar> void fields(Ar& ar, Point& x) { ar(x.ts, x.offset, x.size, x.pid, x.write); }
 template <class Ar> void fields(Ar& ar, TagAgg& x) {
   ar(x.events, x.reads, x.writes, x.meta_ops, x.io_ns, x.read_ns, x.write_ns, x.meta_ns, x.compute_ns,
-     x.bytes_read, x.bytes_written, x.first_ts, x.last_ts, x.loader_waits, x.loader_wait_ns, x.waiters);
+     x.bytes_read, x.bytes_written, x.first_ts, x.last_ts, x.loader_waits, x.loader_wait_ns, x.waiters,
+     x.loader_starts, x.loader_start_ns, x.loader_stop_ns, x.loop_first, x.loop_last);
 }
 template <class Ar> void fields(Ar& ar, IntervalSet& x) {
   int64_t measure = x.measure();
@@ -53,7 +54,7 @@ template <class Ar> void fields(Ar& ar, FileAgg& x) {
      x.consec_reads, x.counted_reads);
 }
 template <class Ar> void fields(Ar& ar, Job& x) {
-  ar(x.procs, x.funcs, x.files, x.by_tag, x.by_epoch, x.units, x.warnings, x.approximate, x.sizes_known,
+  ar(x.procs, x.funcs, x.files, x.by_tag, x.by_epoch, x.by_epoch_outside, x.units, x.warnings, x.approximate, x.sizes_known,
      x.events, x.first_ts, x.last_ts, x.source_kind);
 }
 
@@ -137,6 +138,7 @@ void merge_jobs(Job& a, Job& b) {
   auto merge_tag = [](TagAgg& x, TagAgg& y) { x.merge(y); };
   merge_map(a.by_tag, b.by_tag, merge_tag);
   merge_map(a.by_epoch, b.by_epoch, merge_tag);
+  merge_map(a.by_epoch_outside, b.by_epoch_outside, merge_tag);
   a.units.insert(a.units.end(), b.units.begin(), b.units.end());
   a.warnings.insert(a.warnings.end(), b.warnings.begin(), b.warnings.end());
   a.approximate.insert(b.approximate.begin(), b.approximate.end());

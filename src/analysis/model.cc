@@ -78,8 +78,13 @@ FuncInfo classify(std::string_view raw_name, std::string_view category) {
     f.is_compute = cat.find("compute") != std::string::npos || ln.find("compute") != std::string::npos;
     // strata's Python layer (python/strata/_auto.py) records one
     // "dataloader.next" per batch the training loop asked the DataLoader for.
-    constexpr std::string_view kNext = "dataloader.next";
-    f.is_loader_wait = ln.size() >= kNext.size() && ln.compare(ln.size() - kNext.size(), kNext.size(), kNext) == 0;
+    auto ends = [&](std::string_view suffix) {
+      return ln.size() >= suffix.size() && ln.compare(ln.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    f.is_loader_wait = ends("dataloader.next");
+    f.is_loader_start = ends("dataloader.iter");
+    f.is_loader_pass = ends("dataloader.epoch");
+    f.is_loader_stop = ends("dataloader.stop");
     return f;
   }
   const auto& index = fn_index();

@@ -29,6 +29,9 @@ struct FuncInfo {
   bool is_write = false;
   bool is_compute = false;  // app region counted as compute
   bool is_loader_wait = false;  // app event "dataloader.next": the training loop waiting for a batch
+  bool is_loader_start = false; // app event "dataloader.iter": starting an iterator (and its workers)
+  bool is_loader_pass = false;  // app event "dataloader.epoch": one whole pass over a loader
+  bool is_loader_stop = false;  // app event "dataloader.stop": the call that ended a pass (worker shutdown)
   bool is_fork = false;     // fork/clone: ret is the child pid
   bool items_ret = false;   // fread/fwrite: ret counts items, not bytes (DFTracer)
 };

@@ -7,6 +7,7 @@
 
 #include "analysis/open_source.h"
 #include "analysis/pass.h"
+#include "analysis/critical_path.h"
 #include "analysis/modes_pass.h"
 #include "analysis/report_sections.h"
 #include "analysis/serial.h"
@@ -115,6 +116,7 @@ std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o) {
   v.push_back(make_modes_pass(o));    // under --live: which intervals were traced in full
   // Deep-learning summary: epochs, loader wait, data set vs checkpoint files.
   v.push_back(std::make_unique<SectionPass>("dl", text_dl, std::vector<Section>{}));
+  v.push_back(make_critical_path_pass(o));  // the loop's wait vs compute, and what the workers did meanwhile
   // Job summary and per-process overlap of I/O and compute.
   v.push_back(std::make_unique<SectionPass>("overlap", text_summary, std::vector<Section>{json_summary}));
   v.push_back(std::make_unique<SectionPass>("functions", text_functions, std::vector<Section>{json_functions}));

@@ -190,29 +190,57 @@ void print_tree(const Job& job, size_t max_rows, std::ostream& out) {
     out << "  ... " << plural(rows - max_rows, "more process", "more processes") << " (--all lists them)\n";
 }
 
+// Every event tagged with each epoch, inside its loop or not: the --by epoch
+// breakdown (Job::by_epoch keeps the inside of the loops only).
+std::map<std::string, TagAgg> every_epoch_event(const Job& job) {
+  std::map<std::string, TagAgg> all = job.by_epoch;
+  for (const auto& [value, agg] : job.by_epoch_outside) all[value].merge(agg);
+  return all;
+}
+
 void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out) {
   DlSummary s = dl_summary(job);
   if (!s.present) return;
   char line[512];
   out << "== Deep-learning summary ==\n";
   out << (s.epochs.empty() ? std::string("no epoch tags") : plural(s.epochs.size(), "epoch", "epochs") + " (tag \"epoch\")");
-  if (s.batches)
+  if (s.batches) {
     out << "; the training loop asked the DataLoader for " << plural(s.batches, "batch", "batches") << " and waited "
         << fmt_s(s.loader_wait_ns);
-  else
+  } else {
     out << "; no dataloader.next events (loader wait unknown)";
+  }
   out << "\n";
   if (!s.epochs.empty()) {
     std::snprintf(line, sizeof line, "  %-8s %10s %11s %7s %8s %10s %10s %11s\n", "epoch", "wall time", "loader wait",
                   "waited", "batches", "compute", "I/O (sum)", "read");
     out << line;
-    for (auto& e : s.epochs) {
-      std::snprintf(line, sizeof line, "  %-8s %10s %11s %7s %8" PRIu64 " %10s %10s %11s\n", e.value.substr(0, 8).c_str(),
-                    fmt_s(e.wall_ns).c_str(), fmt_s(e.loader_wait_ns).c_str(), fmt_pct(static_cast<int64_t>(e.waited() * 1e6), 1000000).c_str(),
-                    e.batches, fmt_s(e.compute_ns).c_str(), fmt_s(e.io_ns).c_str(),
+    auto row = [&](const std::string& label, const DlSummary::Figures& e, const std::string& waited) {
+      std::snprintf(line, sizeof line, "  %-8s %10s %11s %7s %8" PRIu64 " %10s %10s %11s\n", label.substr(0, 8).c_str(),
+                    fmt_s(e.wall_ns).c_str(), fmt_s(e.loader_wait_ns).c_str(), waited.c_str(), e.batches,
+                    fmt_s(e.compute_ns).c_str(), fmt_s(e.io_ns).c_str(),
                     job.sizes_known ? fmt_bytes(e.bytes_read).c_str() : "?");
       out << line;
+    };
+    for (auto& e : s.epochs) row(e.value, e, fmt_pct(static_cast<int64_t>(e.waited() * 1e6), 1000000));
+    // Outside the training loops: validation passes and checkpoints between
+    // epochs, and what came after the last one (a final evaluation, exit).
+    DlSummary::Figures between, after;
+    bool loops_known = false;
+    for (size_t i = 0; i < s.epochs.size(); ++i) {
+      const DlSummary::Figures& x = s.epochs[i].outside;
+      loops_known = loops_known || s.epochs[i].loop_known;
+      DlSummary::Figures& to = i + 1 == s.epochs.size() ? after : between;
+      to.wall_ns += x.wall_ns;
+      to.loader_wait_ns += x.loader_wait_ns;
+      to.batches += x.batches;
+      to.compute_ns += x.compute_ns;
+      to.io_ns += x.io_ns;
+      to.bytes_read += x.bytes_read;
+      to.events += x.events;
     }
+    if (o.all && loops_known && (between.events || between.wall_ns > 0)) row("between", between, "");
+    if (loops_known && (after.events || after.wall_ns > 0)) row("after", after, "");
     size_t loops = 0;
     for (auto& e : s.epochs) loops = std::max(loops, e.loops);
     if (loops > 1) out << "  (waited: the mean over the " << loops << " training loops, one per rank)\n";
@@ -543,7 +571,7 @@ void text_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOp
   // --by epoch: the summary's table is that breakdown (--all adds this one).
   if (!o.by.empty() && !(o.by == "epoch" && epochs_shown && !o.all))
     print_tags(("by " + o.by).c_str(), job.by_tag);
-  if (!job.by_epoch.empty() && o.by != "epoch" && (o.all || !epochs_shown)) print_tags("by epoch", job.by_epoch);
+  if (!job.by_epoch.empty() && o.by != "epoch" && (o.all || !epochs_shown)) print_tags("by epoch", every_epoch_event(job));
   // The first epoch against the others: in the deep-learning summary above.
 }
 
@@ -710,7 +738,7 @@ void json_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOp
     out << "}";
   };
   if (!o.by.empty()) tags("by", job.by_tag);
-  tags("by_epoch", job.by_epoch);
+  tags("by_epoch", every_epoch_event(job));
 }
 
 void json_dataset_dirs([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
@@ -739,15 +767,27 @@ void json_dl([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOpti
     if (!s.present) {
       out << "null";
     } else {
-      out << "{\"batches\": " << s.batches << ", \"loader_wait_ns\": " << s.loader_wait_ns << ", \"epochs\": [";
+      out << "{\"batches\": " << s.batches << ", \"loader_wait_ns\": " << s.loader_wait_ns
+          << ", \"startup_ns\": " << s.startup_ns << ", \"shutdown_ns\": " << s.shutdown_ns << ", \"epochs\": [";
+      auto figures = [&](const DlSummary::Figures& f) {
+        out << "\"wall_ns\": " << f.wall_ns << ", \"loader_wait_ns\": " << f.loader_wait_ns
+            << ", \"next_ns\": " << f.next_ns << ", \"startup_ns\": " << f.startup_ns
+            << ", \"shutdown_ns\": " << f.shutdown_ns
+            << ", \"batches\": " << f.batches << ", \"starts\": " << f.starts << ", \"compute_ns\": " << f.compute_ns
+            << ", \"io_ns\": " << f.io_ns << ", \"read_ns\": " << f.read_ns << ", \"reads\": " << f.reads
+            << ", \"bytes_read\": " << f.bytes_read << ", \"bytes_written\": " << f.bytes_written
+            << ", \"events\": " << f.events;
+      };
       for (size_t i = 0; i < s.epochs.size(); ++i) {
         auto& e = s.epochs[i];
-        out << (i ? "," : "") << "\n   {\"epoch\": " << json_str(e.value) << ", \"wall_ns\": " << e.wall_ns
-            << ", \"loader_wait_ns\": " << e.loader_wait_ns << ", \"batches\": " << e.batches
-            << ", \"loops\": " << e.loops << ", \"waited\": " << e.waited()
-            << ", \"compute_ns\": " << e.compute_ns << ", \"io_ns\": " << e.io_ns << ", \"read_ns\": " << e.read_ns
-            << ", \"reads\": " << e.reads << ", \"bytes_read\": " << e.bytes_read
-            << ", \"bytes_written\": " << e.bytes_written << "}";
+        out << (i ? "," : "") << "\n   {\"epoch\": " << json_str(e.value) << ", ";
+        figures(e);
+        out << ", \"loops\": " << e.loops << ", \"waited\": " << e.waited()
+            << ", \"loop_known\": " << (e.loop_known ? "true" : "false");
+        if (e.loop_known) out << ", \"loop_start_ns\": " << e.loop_first << ", \"loop_end_ns\": " << e.loop_last;
+        out << ", \"outside\": {";
+        figures(e.outside);
+        out << "}}";
       }
       out << "], \"first_epoch\": ";
       if (s.has_first_vs_rest) {

@@ -16,7 +16,7 @@ namespace strata::analysis {
 
 template <class Ar>
 void fields(Ar& ar, VerdictProc& p) {
-  ar(p.loader_wait_ns, p.loader_waits, p.loader_start_ns, p.loop_first, p.loop_last, p.checkpoint_ns, p.checkpoint_calls,
+  ar(p.loader_wait_ns, p.loader_waits, p.loader_start_ns, p.loader_stop_ns, p.loop_first, p.loop_last, p.checkpoint_ns, p.checkpoint_calls,
      p.batch_ns, p.batches, p.worker_id, p.loader, p.step_data_ns, p.step_meta_ns);
 }
 
@@ -47,7 +47,7 @@ bool environment_path(std::string_view p) {
          p.find("/dist-packages/") != std::string_view::npos;
 }
 
-enum class AppKind : uint8_t { kNone, kWait, kIter, kEpoch, kBatch, kCheckpoint };
+enum class AppKind : uint8_t { kNone, kWait, kIter, kEpoch, kBatch, kCheckpoint, kStop };
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -59,6 +59,7 @@ AppKind app_kind(const FuncInfo& f) {
   if (f.is_loader_wait) return AppKind::kWait;
   if (lower(f.category) == "checkpoint") return AppKind::kCheckpoint;
   if (f.name == "dataloader.iter") return AppKind::kIter;
+  if (f.is_loader_stop) return AppKind::kStop;
   if (f.name == "dataloader.epoch") return AppKind::kEpoch;
   if (f.name == "dataloader.batch") return AppKind::kBatch;
   return AppKind::kNone;
@@ -68,6 +69,7 @@ void merge_proc(VerdictProc& a, const VerdictProc& b) {
   a.loader_wait_ns += b.loader_wait_ns;
   a.loader_waits += b.loader_waits;
   a.loader_start_ns += b.loader_start_ns;
+  a.loader_stop_ns += b.loader_stop_ns;
   a.loop_first = std::min(a.loop_first, b.loop_first);
   a.loop_last = std::max(a.loop_last, b.loop_last);
   a.checkpoint_ns += b.checkpoint_ns;
@@ -112,8 +114,11 @@ class VerdictState : public PassState {
         p.loop_first = std::min(p.loop_first, e.ts);
         p.loop_last = std::max(p.loop_last, e.ts + e.dur);
         break;
+      case AppKind::kStop:
+        p.loader_stop_ns += e.dur;
+        [[fallthrough]];
       case AppKind::kIter:
-        p.loader_start_ns += e.dur;
+        if (k == AppKind::kIter) p.loader_start_ns += e.dur;
         [[fallthrough]];
       case AppKind::kEpoch:
         p.loop_first = std::min(p.loop_first, e.ts);
@@ -252,6 +257,8 @@ struct DataFiles {
   int64_t read_extent = 0;  // their summed extents
   uint64_t meta_ops = 0;
   int64_t meta_ns = 0, data_ns = 0;
+  uint64_t data_ops = 0;  // reads + writes
+  int64_t data_bytes = 0;
 };
 
 DataFiles data_files(const Job& job) {
@@ -265,6 +272,8 @@ DataFiles data_files(const Job& job) {
       d.read_extent += f.extent;
     }
     d.meta_ops += f.opens + f.stats + f.seeks + f.other_meta;
+    d.data_ops += f.reads + f.writes;
+    d.data_bytes += f.bytes_read + f.bytes_written;
     d.meta_ns += f.meta_ns;
     d.data_ns += f.read_ns + f.write_ns;
   }
@@ -289,6 +298,23 @@ void file_rules(const DataFiles& d, Verdict& v) {
                         {{"meta_ops", double(d.meta_ops)},
                          {"meta_ns", double(d.meta_ns)},
                          {"data_ns", double(d.data_ns)}}});
+}
+
+// Many small requests to data files of an I/O-bound job: fewer, larger ones
+// cost fewer calls and let the storage read ahead.
+void request_size_rule(const DataFiles& d, const std::string& bottleneck, Verdict& v) {
+  if (bottleneck != "io" || d.data_ops < kSmallRequestsMin || d.data_ns < d.meta_ns || d.data_bytes <= 0) return;
+  const double mean = static_cast<double>(d.data_bytes) / static_cast<double>(d.data_ops);
+  if (mean >= kSmallRequestBytes) return;
+  v.advice.push_back({"larger-requests",
+                      std::to_string(d.data_ops) + " reads and writes of data files moved " + bytes(mean) +
+                          " each on average (" + duration(d.data_ns) +
+                          "): use larger requests (1 MiB or more) or a buffered reader, and read each file "
+                          "sequentially in one pass",
+                      {{"data_ops", double(d.data_ops)},
+                       {"mean_request_bytes", mean},
+                       {"data_ns", double(d.data_ns)},
+                       {"meta_ns", double(d.meta_ns)}}});
 }
 
 void staging_advice(const Job& job, const AnalyzeOptions& o, std::string why, Evidence ev, Verdict& v) {
@@ -336,7 +362,7 @@ Loader loader_of(const Job& job, const std::map<int64_t, VerdictProc>& procs, in
   l.worker_ids = ids.size();
   if (l.workers == 0) {  // num_workers=0: the loop loads its own batches while it waits
     l.life_ns = main.loop_last - main.loop_first;
-    l.busy_ns = main.loader_wait_ns + main.loader_start_ns;
+    l.busy_ns = main.loader_wait_ns + main.loader_start_ns + main.loader_stop_ns;
     l.data_ns = main.step_data_ns;
     l.meta_ns = main.step_meta_ns;
   }
@@ -374,7 +400,7 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
   Verdict v;
   const int64_t loop_ns = m.loop_last - m.loop_first;
   // Starting an iterator (worker start-up under spawn/forkserver) is waiting for data too.
-  const int64_t wait_ns = m.loader_wait_ns + m.loader_start_ns;
+  const int64_t wait_ns = m.loader_wait_ns + m.loader_start_ns + m.loader_stop_ns;
   const int64_t compute_ns = std::max<int64_t>(0, loop_ns - wait_ns - m.checkpoint_ns);
   const double wait = share(wait_ns, loop_ns), ckpt = share(m.checkpoint_ns, loop_ns);
   const Loader l = loader_of(job, procs, main_pid, m);
@@ -408,6 +434,7 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
                 {"loop_ns", double(loop_ns)},
                 {"loader_wait_ns", double(wait_ns)},
                 {"loader_start_ns", double(m.loader_start_ns)},
+                {"loader_stop_ns", double(m.loader_stop_ns)},
                 {"loader_waits", double(m.loader_waits)},
                 {"wait_share", wait},
                 {"checkpoint_ns", double(m.checkpoint_ns)},
@@ -599,7 +626,9 @@ Verdict make_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
                   : process_verdict(job, o);
   std::vector<Verdict::Advice> first = std::move(v.advice);
   v.advice.clear();
-  file_rules(data_files(job), v);
+  const DataFiles files = data_files(job);
+  file_rules(files, v);
+  request_size_rule(files, v.bottleneck, v);
   v.advice.insert(v.advice.begin(), first.begin(), first.end());
   return v;
 }

@@ -23,6 +23,7 @@ struct VerdictProc {
   int64_t loader_wait_ns = 0;  // "dataloader.next": the loop waiting for a batch
   uint64_t loader_waits = 0;
   int64_t loader_start_ns = 0;  // "dataloader.iter": starting an iterator (and its workers)
+  int64_t loader_stop_ns = 0;   // "dataloader.stop": the call that ended a pass (worker shutdown)
   int64_t loop_first = INT64_MAX, loop_last = INT64_MIN;  // dataloader.iter/next/epoch, checkpoint span
   int64_t checkpoint_ns = 0;  // app events of category "checkpoint" (torch.save/load)
   uint64_t checkpoint_calls = 0;
@@ -56,6 +57,8 @@ constexpr uint64_t kMetaOpsMin = 100;         // metadata calls on data files
 constexpr double kColdEpochFactor = 2.0;      // first epoch read time vs the others
 constexpr int64_t kColdEpochMinNs = 5'000'000;
 constexpr double kIoShareBound = 0.50;        // without a loop: I/O share of a process
+constexpr uint64_t kSmallRequestsMin = 1000;  // reads + writes on data files
+constexpr int64_t kSmallRequestBytes = 64 << 10;  // mean request below which requests are small
 
 // `epoch_read_ns`: read time on the job's files (not code, not system files)
 // per `epoch` tag value.

@@ -137,7 +137,7 @@ TEST_F(DlJob, SectionPrintsTheHeaderAndThatSectionOnly) {
   RunResult bad = analyze({"--section", "nosuch"});
   EXPECT_EQ(bad.code, 2) << describe(bad);
   EXPECT_EQ(bad.out, "");
-  EXPECT_NE(bad.err.find("--section nosuch: no such section; the sections (passes) are: io, verdict, modes, dl, overlap, "),
+  EXPECT_NE(bad.err.find("--section nosuch: no such section; the sections (passes) are: io, verdict, modes, dl, critical_path, overlap, "),
             std::string::npos)
       << bad.err;
 }

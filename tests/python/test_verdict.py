@@ -91,6 +91,29 @@ def test_io_bound_process_gets_storage_advice(tmp_path, files_prog):
     advice(v, "faster-storage")
 
 
+def test_small_requests_of_an_io_bound_job_fire(tmp_path, files_prog):
+    v = run_files(tmp_path, files_prog, n=8, size=4 * MIB, stats=0, chunk=4096, burn_ms=0)
+    assert v["bottleneck"] == "io", v
+    a = advice(v, "larger-requests")
+    # 1024 reads of 4 KiB and one at the end of each file
+    assert a["evidence"]["data_ops"] == 8 * 1025
+    assert a["evidence"]["mean_request_bytes"] == pytest.approx(4 * MIB / 1025)
+    assert a["evidence"]["data_ns"] >= a["evidence"]["meta_ns"]
+
+
+def test_large_requests_do_not_fire(tmp_path, files_prog):
+    v = run_files(tmp_path, files_prog, n=8, size=8 * MIB, stats=0, chunk=MIB, burn_ms=0)
+    assert v["bottleneck"] == "io", v
+    assert "larger-requests" not in rules(v)
+
+
+def test_small_requests_of_a_compute_bound_job_do_not_fire(tmp_path, files_prog):
+    v = run_files(tmp_path, files_prog, n=8, size=4 * MIB, stats=0, chunk=4096, burn_ms=1500)
+    assert v["bottleneck"] == "compute", v
+    assert v["evidence"]["data_ops"] == 8 * 1025
+    assert "larger-requests" not in rules(v)
+
+
 def test_compute_bound_process_gets_no_storage_advice(tmp_path, files_prog):
     v = run_files(tmp_path, files_prog, n=2, size=64 * 1024, stats=0, chunk=65536, burn_ms=300)
     assert v["bottleneck"] == "compute", v

@@ -1,0 +1,59 @@
+// The "critical_path" pass of `strata analyze` (issue 10 §2): the DataLoader
+// exists to overlap the workers' I/O with the training loop's compute. Per
+// epoch of the training loop (the process that waits longest in
+// "dataloader.next") this pass splits the loop's time into waiting for data
+// (dataloader.next, and dataloader.iter: starting the iterator and its
+// workers), checkpoints and compute (the rest), and reads what the loader
+// workers were doing while the loop waited (reading, CPU inside a batch, or
+// idle) and how much of their reading was hidden under the loop's compute.
+// JSON key "critical_path" (per epoch, and per step up to kMaxSteps);
+// docs/analysis.md, "Critical path".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/pass.h"
+
+namespace strata::analysis {
+
+// A time interval [ts, end) in ns since the trace start.
+struct Span {
+  int64_t ts = 0, end = 0;
+  int64_t len() const { return end > ts ? end - ts : 0; }
+};
+
+// Summed |a ∩ b| for each span of `segs` (sorted, disjoint) with the spans of
+// `list` (sorted, disjoint), added into out[i].
+void overlap_into(const std::vector<Span>& segs, const std::vector<Span>& list, std::vector<int64_t>& out);
+// Sorts spans and merges those that overlap or touch.
+void union_spans(std::vector<Span>& v);
+
+// What the loop and its workers did in one stretch of the loop (an epoch, or
+// one step: a dataloader.next wait and the compute after it).
+struct PathFigures {
+  int64_t loop_ns = 0;        // the stretch's length
+  int64_t wait_ns = 0;        // next_ns + startup_ns + shutdown_ns
+  int64_t next_ns = 0;        // in dataloader.next
+  int64_t startup_ns = 0;     // in dataloader.iter (worker start-up under spawn/forkserver)
+  int64_t shutdown_ns = 0;    // in dataloader.stop (the call that ended the pass: worker shutdown)
+  int64_t checkpoint_ns = 0;  // app events of category checkpoint
+  int64_t compute_ns = 0;     // loop_ns - wait_ns - checkpoint_ns
+  // Worker time (summed over the workers) during the loop's dataloader.next waits:
+  int64_t wait_read_ns = 0;  // in read calls
+  int64_t wait_cpu_ns = 0;   // producing a batch (dataloader.batch) outside reads: decoding, transforms
+  int64_t wait_idle_ns = 0;  // neither (between batches, queues, not started yet)
+  // Worker reads during the whole stretch, and the part under the loop's compute:
+  int64_t worker_read_ns = 0;
+  int64_t hidden_read_ns = 0;
+  void add(const PathFigures& o);
+};
+
+// At most this many steps are listed in the JSON; the rest are summed in the epochs.
+constexpr size_t kMaxSteps = 10000;
+
+std::unique_ptr<Pass> make_critical_path_pass(const AnalyzeOptions& o);
+
+}  // namespace strata::analysis

@@ -75,14 +75,17 @@ def make_data(d, n):
 
 def paired(strata, tmp, rounds, workload, configs):
     """Per config, medians over rounds of the paired traced/plain ratios of
-    wall and CPU time, and of the CPU milliseconds added (traced - plain)."""
+    wall and CPU time, and of the CPU milliseconds added (traced - plain).
+    Each round starts at the next config: a fixed order put the same config
+    always first after the plain run and biased it."""
     runs = {c: {"wall": [], "cpu": [], "cpu_ms": []} for c in configs}
     plain_wall, plain_cpu = [], []
     for r in range(rounds):
         pw, pc = timed(workload)
         plain_wall.append(pw)
         plain_cpu.append(pc)
-        for c in configs:
+        first = r % len(configs)
+        for c in configs[first:] + configs[:first]:
             out = os.path.join(tmp, f"t-{c}-{r}")
             options, env_add = CONFIGS[c]
             tw, tc = timed([strata, "run", "-q", "-o", out] + options + ["--"] + workload, env_add)

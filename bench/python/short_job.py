@@ -9,9 +9,12 @@ CPU time of the process tree, plus start-up costs measured the same way:
 
     /usr/bin/python3 bench/python/short_job.py --build build --rounds 7
 
-Configurations: `default` (all layers, Python layer), `proc-only`
-(`--layers proc --no-python`), `no-python` (POSIX/STDIO without the Python
-layer). Budget: default within 3% of plain.
+Configurations: `default` (all layers, Python layer), `no-torch-patches`
+and `no-numpy-patches` (default with STRATA_PY_TORCH=0 / STRATA_PY_NUMPY=0),
+`no-python` (POSIX/STDIO without the Python layer), `proc-only` (`--layers
+proc --no-python`). After the JSON figures it prints where the added time
+goes: each layer as the difference of two configurations, and the start-up
+costs in CPU milliseconds. Budget: default within 3% of plain.
 """
 import argparse
 import json
@@ -41,18 +44,22 @@ if __name__ == "__main__":
             opt.zero_grad(); model(x).sum().backward(); opt.step()
 '''
 
+# name -> (strata run options, environment additions)
 CONFIGS = {
-    "default": [],
-    "no-python": ["--no-python"],
-    "proc-only": ["--layers", "proc", "--no-python"],
+    "default": ([], {}),
+    "no-torch-patches": ([], {"STRATA_PY_TORCH": "0"}),
+    "no-numpy-patches": ([], {"STRATA_PY_NUMPY": "0"}),
+    "no-python": (["--no-python"], {}),
+    "proc-only": (["--layers", "proc", "--no-python"], {}),
 }
 
 
-def timed(cmd):
+def timed(cmd, env_add=None):
     """(wall seconds, CPU seconds of the process tree)."""
+    env = dict(os.environ, **env_add) if env_add else None
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -67,22 +74,63 @@ def make_data(d, n):
 
 
 def paired(strata, tmp, rounds, workload, configs):
-    """Median over rounds of traced/plain for wall and CPU, per config."""
-    ratios = {c: {"wall": [], "cpu": []} for c in configs}
-    plain_wall = []
+    """Per config, medians over rounds of the paired traced/plain ratios of
+    wall and CPU time, and of the CPU milliseconds added (traced - plain).
+    Each round starts at the next config: a fixed order put the same config
+    always first after the plain run and biased it."""
+    runs = {c: {"wall": [], "cpu": [], "cpu_ms": []} for c in configs}
+    plain_wall, plain_cpu = [], []
     for r in range(rounds):
         pw, pc = timed(workload)
         plain_wall.append(pw)
-        for c in configs:
+        plain_cpu.append(pc)
+        first = r % len(configs)
+        for c in configs[first:] + configs[:first]:
             out = os.path.join(tmp, f"t-{c}-{r}")
-            tw, tc = timed([strata, "run", "-q", "-o", out] + CONFIGS[c] + ["--"] + workload)
-            ratios[c]["wall"].append(tw / pw)
-            ratios[c]["cpu"].append(tc / pc)
+            options, env_add = CONFIGS[c]
+            tw, tc = timed([strata, "run", "-q", "-o", out] + options + ["--"] + workload, env_add)
+            runs[c]["wall"].append(tw / pw)
+            runs[c]["cpu"].append(tc / pc)
+            runs[c]["cpu_ms"].append((tc - pc) * 1e3)
             shutil.rmtree(out, ignore_errors=True)
     return {
         "plain_wall_s": round(statistics.median(plain_wall), 4),
-        **{c: {k: round(statistics.median(v), 4) for k, v in ratios[c].items()} for c in configs},
+        "plain_cpu_s": round(statistics.median(plain_cpu), 4),
+        **{c: {k: round(statistics.median(v), 4) for k, v in runs[c].items()} for c in configs},
     }
+
+
+def breakdown(result):
+    """Where the added time goes, as lines of text: each layer is the
+    difference between two configurations of the same rounds (medians of
+    paired ratios, so the parts need not add up exactly; noise is their
+    spread between runs of the benchmark)."""
+    job, py, true = result["short_job"], result["python_startup"], result["true"]
+    plain_cpu_ms = job["plain_cpu_s"] * 1e3
+
+    def part(name, more, less, what):
+        wall = job[more]["wall"] - (job[less]["wall"] if less else 1.0)
+        cpu = job[more]["cpu"] - (job[less]["cpu"] if less else 1.0)
+        return "  %-30s %+6.1f%% wall %+6.1f%% CPU (%+.0f ms CPU)  %s" % (
+            name, 100 * wall, 100 * cpu, cpu * plain_cpu_ms, what)
+
+    lines = [
+        "short job: plain %.2f s wall, %.2f s CPU; default traced x%.3f wall, x%.3f CPU (budget x1.03 wall)"
+        % (job["plain_wall_s"], job["plain_cpu_s"], job["default"]["wall"], job["default"]["cpu"]),
+        "where the added time goes (differences of configurations):",
+        part("fixed costs", "proc-only", None, "launcher, runtime start-up, forks, writer threads"),
+        part("POSIX/STDIO events", "no-python", "proc-only", "interposers, rings, encoding"),
+        part("Python layer", "default", "no-python", "start-up import + patches"),
+        part("  of which torch patches", "default", "no-torch-patches", "DataLoader, Module, backward, step"),
+        part("  of which numpy patches", "default", "no-numpy-patches", "numpy.load per sample"),
+        "start-up alone (CPU ms added, medians of paired runs):",
+        "  strata run -- /bin/true          %+6.1f ms (plain %.1f ms wall)"
+        % (true["default"]["cpu_ms"], true["plain_wall_s"] * 1e3),
+        "  python3 -c pass, no Python layer %+6.1f ms" % py["no-python"]["cpu_ms"],
+        "  python3 -c pass, Python layer    %+6.1f ms (the layer's import: %+.1f ms)"
+        % (py["default"]["cpu_ms"], py["default"]["cpu_ms"] - py["no-python"]["cpu_ms"]),
+    ]
+    return lines
 
 
 def main():
@@ -90,6 +138,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--files", type=int, default=6000)
+    ap.add_argument("--json", action="store_true", help="only the JSON figures")
     args = ap.parse_args()
     strata = os.path.abspath(os.path.join(args.build, "bin", "strata"))
     tmp = tempfile.mkdtemp(prefix="strata-shortjob-")
@@ -101,10 +150,13 @@ def main():
             f.write(JOB)
         result = {
             "true": paired(strata, tmp, args.rounds * 3, ["/bin/true"], ["default"]),
-            "python_startup": paired(strata, tmp, args.rounds, [sys.executable, "-c", "pass"], ["default", "no-python"]),
+            "python_startup": paired(strata, tmp, args.rounds * 3, [sys.executable, "-c", "pass"],
+                                     ["default", "no-python"]),
             "short_job": paired(strata, tmp, args.rounds, [sys.executable, job, data], list(CONFIGS)),
         }
         print(json.dumps(result, indent=1))
+        if not args.json:
+            print("\n".join(breakdown(result)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -82,7 +82,9 @@ function drawTimeline() {
     lanes: TL.LANES.filter((l) => p.lanes[l.key]).map((l) => ({lane: l, levels: decodeLevels(p.lanes[l.key], cols)}))}));
   const lanesExpected = rows.reduce((n, r) => n + r.lanes.length, 0);
   const legend = document.getElementById('timeline-legend');
-  TL.LANES.filter((l) => rows.some((r) => r.lanes.some((x) => x.lane === l))).forEach((l) => {
+  const kinds = TL.LANES.filter((l) => rows.some((r) => r.lanes.some((x) => x.lane === l)));
+  canvas.dataset.laneKinds = kinds.length;
+  kinds.forEach((l) => {
     const item = el('span', undefined, 'legend-item');
     const sw = el('span', undefined, 'swatch');
     sw.style.background = 'rgb(' + l.rgb.join(',') + ')';

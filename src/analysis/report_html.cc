@@ -53,7 +53,7 @@ namespace {
 // Levels 0..61 as one character each: a row of columns as a short string.
 constexpr char kLevels[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 constexpr int kTopLevel = 61;
-constexpr size_t kPointsPerFile = 4096;  // spatial/temporal points drawn per file
+constexpr size_t kPointsPerFile = 2048;  // spatial/temporal points drawn per file
 
 // A row of levels as [first column, "levels"], idle columns at both ends cut
 // off (a worker that lives one epoch costs that epoch's columns only).

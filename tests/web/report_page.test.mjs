@@ -36,7 +36,9 @@ try {
   const url = pathToFileURL(path.resolve(opts.page)).href;
   page.on('request', (r) => { if (r.url() !== url) foreign.push(r.url()); });
   await page.goto(url);
-  await page.waitForFunction(() => document.body.dataset.chartsExpected !== undefined, null, {timeout: 20000});
+  // Charts below the first screen are drawn one task each: wait for the count to settle.
+  await page.waitForFunction(() => document.body.dataset.chartsExpected !== undefined &&
+    document.body.dataset.chartsDrawn === document.body.dataset.chartsExpected, null, {timeout: 20000}).catch(() => {});
 
   // 1. every view drawn: the count, and pixels on every canvas
   const body = await page.evaluate(() => ({drawn: Number(document.body.dataset.chartsDrawn),

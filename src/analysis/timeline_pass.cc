@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "analysis/serial.h"
+#include "format/json_escape.h"
 
 namespace strata::analysis {
 
@@ -175,6 +176,17 @@ class TimelinePass : public Pass {
     for (auto& [pid, p] : procs_) p.lanes.widen(width);  // one column width for the job
   }
   const std::map<int64_t, TimelineProc>& procs() const { return procs_; }
+  // The names the HTML report uses, for scripts: "process_names": {"pid": "name", ...}.
+  void json(const Analysis& a, JsonSection& out) const override {
+    std::ostream& o = out.key("process_names");
+    o << "{";
+    bool first = true;
+    for (const auto& [pid, name] : process_names(a)) {
+      o << (first ? "\"" : ",\"") << pid << "\":" << json::quoted(name);
+      first = false;
+    }
+    o << "}";
+  }
 
  private:
   std::map<int64_t, TimelineProc> procs_;

@@ -78,6 +78,10 @@ def test_report_page_in_chromium(report):
     print(p.stdout)
     assert p.returncode == 0, p.stdout
     assert json.loads(p.stdout.strip().splitlines()[-1]) == {"failures": 0}
+    # --json carries the same names, one per process.
+    report = json.loads(conftest.strata_cli("analyze", str(out), "--json"))
+    assert set(report["process_names"]) == {str(pid) for pid in pids}
+    assert set(names) <= set(report["process_names"].values())
 
 
 def test_hundreds_of_processes(tmp_path):

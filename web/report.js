@@ -18,14 +18,22 @@ const seconds = (s) => s >= 1 ? s.toPrecision(3) + ' s' : s >= 1e-3 ? (s * 1e3).
 const bytes = (b) => { const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB']; let i = 0;
   while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; } return (i ? b.toPrecision(3) : b) + ' ' + u[i]; };
 
-// A short name for a process: what the verdict knows, else its command.
-const loopPid = R.verdict && R.verdict.evidence ? R.verdict.evidence.loop_pid : undefined;
-const procName = (p) => {
-  if (p.pid === loopPid) return 'pid ' + p.pid + ' training loop';
-  if (loopPid !== undefined && p.ppid === loopPid) return 'pid ' + p.pid + ' DataLoader worker';
-  const argv = (p.cmd || '').split(' ');
-  const prog = (argv.length > 1 && /python/.test(argv[0]) ? argv[1] : argv[0]).split('/').pop();
-  return 'pid ' + p.pid + (p.rank >= 0 ? ' rank ' + p.rank : '') + ' ' + prog;
+// Processes carry the names the report gives them (process_names in
+// src/analysis/timeline_pass.cc): "training loop (rank 0)", "DataLoader
+// worker 1 (train, epoch 2)", the command.
+const procName = (p) => p.name;
+
+// Rows of levels 0..61 come as [first column, "one character per column"]
+// (report_html.cc); decoded into an array of `n` levels.
+const LEVELS = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const TOP_LEVEL = LEVELS.length - 1;
+const levelOf = new Uint8Array(128);
+for (let i = 0; i < LEVELS.length; i++) levelOf[LEVELS.charCodeAt(i)] = i;
+const decodeLevels = (row, n) => {
+  const out = new Uint8Array(n);
+  const [first, text] = row;
+  for (let i = 0; i < text.length && first + i < n; i++) out[first + i] = levelOf[text.charCodeAt(i)];
+  return out;
 };
 
 // ---- the verdict, first -------------------------------------------------------
@@ -84,58 +92,60 @@ const procName = (p) => {
   expected++;
   const canvas = document.getElementById('heat');
   const procs = D.procs;
-  const value = (p, k) => D.sizes_known ? p.rbytes[k] + p.wbytes[k] : p.ops[k];
-  let max = 0;
-  procs.forEach((p) => { for (let k = 0; k < D.bins; k++) max = Math.max(max, value(p, k)); });
   const rowH = Math.max(2, Math.min(16, Math.floor(640 / Math.max(1, procs.length))));
-  const labelW = rowH >= 10 ? 240 : 0, width = 900, plotW = width - labelW - 10, axisH = 28;
+  const labelW = rowH >= 10 ? 280 : 0, width = 1000, plotW = width - labelW - 10, axisH = 28;
   canvas.width = width;
   canvas.height = procs.length * rowH + axisH;
   canvas.dataset.rows = procs.length;
   const g = canvas.getContext('2d');
   g.font = Math.min(12, rowH - 2) + 'px sans-serif';
-  const colW = plotW / Math.max(1, D.bins);
-  // Epoch bands behind the rows.
   const total = D.bins * D.bin_s;
-  if (D.by === 'epoch' && total > 0)
-    D.groups.forEach((grp, i) => {
-      if (grp[5] <= grp[4]) return;
-      g.fillStyle = i % 2 ? '#f4f4f4' : '#e8eef8';
-      g.fillRect(labelW + grp[4] / total * plotW, 0, (grp[5] - grp[4]) / total * plotW, procs.length * rowH);
+  // Pixels, not rectangles: 256 processes x 512 bins as fillRects cost half a second.
+  const plotH = Math.max(1, procs.length * rowH);
+  const img = g.createImageData(plotW, plotH);
+  const buf = new Uint32Array(img.data.buffer);  // little-endian: 0xAABBGGRR
+  // Epoch bands behind the rows (white elsewhere).
+  const band = [0xfff8eee8, 0xfff4f4f4];
+  const background = new Uint32Array(plotW).fill(0xffffffff);
+  if (total > 0)
+    D.epochs.forEach(([, from, to], i) => {
+      for (let x = Math.max(0, Math.floor(from / total * plotW)); x < Math.min(plotW, Math.ceil(to / total * plotW)); x++)
+        background[x] = band[i % 2];
     });
+  for (let y = 0; y < plotH; y++) buf.set(background, y * plotW);
+  const hsl = (h, s, l) => { const a = s * Math.min(l, 1 - l), f = (n) => { const k = (n + h / 30) % 12;
+    return Math.round(255 * (l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1)))); };
+    return (255 << 24 | f(4) << 16 | f(8) << 8 | f(0)) >>> 0; };
+  const colourOf = Array.from({length: TOP_LEVEL + 1}, (_, v) => hsl(220 - 220 * v / TOP_LEVEL, 0.85, (70 - 35 * v / TOP_LEVEL) / 100));
+  const px = StrataTimeline.pixelColumns(0, Math.max(1, D.bins), plotW, 1, Math.max(1, D.bins));
   procs.forEach((p, r) => {
-    if (labelW) { g.fillStyle = '#222'; g.fillText(procName(p).slice(0, 36), 2, r * rowH + rowH - 3); }
-    for (let k = 0; k < D.bins; k++) {
-      const v = value(p, k);
-      if (!v) continue;
-      const t = max > 0 ? Math.log1p(v) / Math.log1p(max) : 0;
-      g.fillStyle = 'hsl(' + Math.round(220 - 220 * t) + ',85%,' + Math.round(70 - 35 * t) + '%)';
-      g.fillRect(labelW + k * colW, r * rowH, Math.max(1, colW), rowH - (rowH > 3 ? 1 : 0));
+    const lv = StrataTimeline.pixelLevels(decodeLevels(p.heat, D.bins), px);
+    const y1 = r * rowH + rowH - (rowH > 3 ? 1 : 0);
+    for (let x = 0; x < plotW; x++) {
+      if (!lv[x]) continue;
+      for (let y = r * rowH; y < y1; y++) buf[y * plotW + x] = colourOf[lv[x]];
     }
   });
+  g.putImageData(img, labelW, 0);
+  if (labelW) {
+    g.fillStyle = '#222';
+    procs.forEach((p, r) => g.fillText(procName(p).slice(0, 42), 2, r * rowH + rowH - 3));
+  }
   g.fillStyle = '#222';
   const y = procs.length * rowH + 16;
   for (let i = 0; i <= 4; i++) g.fillText((total * i / 4).toFixed(2) + ' s', labelW + plotW * i / 4 - (i ? 30 : 0), y);
-  g.fillText('max ' + (D.sizes_known ? bytes(max) : max + ' ops') + ' per ' + seconds(D.bin_s) + ' bin', width - 240, y + 10);
+  g.fillText('max ' + (D.sizes_known ? bytes(D.heat_max) : D.heat_max + ' ops') + ' per ' + seconds(D.bin_s) + ' bin',
+    width - 240, y + 10);
   done();
 }
 
-// ---- the busiest processes' operations and bandwidth --------------------------------
+// ---- timeline of every process: what it was doing, zoomable ---------------------------
 {
   expected++;
-  const busiest = [...D.procs].sort((a, b) => b.events - a.events).slice(0, 8);
-  const labels = Array.from({length: D.bins}, (_, i) => (i * D.bin_s).toFixed(3));
-  const ds = [];
-  busiest.forEach((p, k) => {
-    ds.push({label: 'ops ' + procName(p), data: p.ops, borderColor: palette[k], yAxisID: 'ops', pointRadius: 0});
-    if (D.sizes_known) ds.push({label: 'MB/s ' + procName(p), data: p.rbytes.map((b, i) => (b + p.wbytes[i]) / D.bin_s / 1e6),
-      borderColor: palette[k], borderDash: [4, 3], yAxisID: 'bw', pointRadius: 0});
-  });
-  new Chart(document.getElementById('timeline'), {type: 'line', data: {labels, datasets: ds},
-    options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: 'time (s)'}},
-      ops: {position: 'left', title: {display: true, text: 'ops / bin'}},
-      bw: {position: 'right', display: D.sizes_known, title: {display: true, text: 'MB/s'}}}}});
+  drawTimeline();
   done();
+  // What the first screen shows (verdict, the bar, heatmap, timeline) is drawn: the time since navigation.
+  document.body.dataset.firstScreenMs = Math.round(performance.now());
 }
 
 // ---- per epoch (or --by key): I/O, compute, loader wait ------------------------------
@@ -204,24 +214,45 @@ if (R.staging && R.staging.groups) {
 }
 
 // ---- spatial and temporal patterns of the data set and checkpoint files ---------------
+// Colour = request size in 8 log-scale classes, one dataset (legend entry) each:
+// the legend is the colour scale, and one colour per dataset keeps Chart.js
+// from resolving a style per point (a third of the time of per-point colours).
 {
   const host = document.getElementById('patterns');
-  const colour = (size, max) => { const t = max > 0 ? Math.log1p(size) / Math.log1p(max) : 0;
-    return 'hsl(' + Math.round(240 - 240 * t) + ',80%,45%)'; };
+  const CLASSES = 8;
   D.files.forEach((f, i) => {
     const maxSize = Math.max(1, ...f.points.map((p) => p[2]));
+    const classOf = (size) => Math.min(CLASSES - 1, Math.floor(CLASSES * Math.log1p(Math.max(0, size)) / Math.log1p(maxSize + 1)));
+    const bounds = (k) => [Math.ceil(Math.expm1(k * Math.log1p(maxSize + 1) / CLASSES)),
+      Math.ceil(Math.expm1((k + 1) * Math.log1p(maxSize + 1) / CLASSES)) - 1];
     for (const kind of ['spatial', 'temporal']) {
       expected++;
       host.appendChild(el('h2', (kind === 'spatial' ? 'Spatial pattern (offset by process): '
         : 'Temporal pattern (offset over time): ') + f.path));
+      const shown = f.points.length < f.samples ? f.points.length + ' of ' + f.samples + ' sampled accesses, evenly spaced; '
+        : f.points.length + ' sampled accesses; ';
+      host.appendChild(el('p', shown + 'colour: request size, blue small to red large', 'hint'));
       const div = el('div', undefined, 'chart');
       const c = el('canvas'); c.id = kind + i; div.appendChild(c); host.appendChild(div);
-      const pts = f.points.map((p) => ({x: kind === 'spatial' ? p[3] : p[0], y: p[1]}));
-      new Chart(c, {type: 'scatter', data: {datasets: [{label: 'accesses (colour: request size, blue small to red ' +
-        bytes(maxSize) + ')', data: pts, pointBackgroundColor: f.points.map((p) => colour(p[2], maxSize)), pointRadius: 2}]},
-        options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: kind === 'spatial' ? 'pid' : 'time (s)'}},
-          y: {title: {display: true, text: 'file offset (B)'}}}}});
-      done();
+      const classes = Array.from({length: CLASSES}, () => []);
+      f.points.forEach((p) => classes[classOf(p[2])].push({x: kind === 'spatial' ? p[3] : p[0], y: p[1]}));
+      const datasets = [];
+      classes.forEach((pts, k) => {
+        if (!pts.length) return;
+        const [lo, hi] = bounds(k);
+        datasets.push({label: 'requests ' + bytes(lo) + ' - ' + bytes(Math.min(hi, maxSize)) + ' (' + pts.length + ')', data: pts,
+          backgroundColor: 'hsl(' + Math.round(240 - 240 * k / (CLASSES - 1)) + ',80%,45%)', pointRadius: 2, borderWidth: 0});
+      });
+      c.dataset.points = f.points.length;
+      c.dataset.pointsDrawn = datasets.reduce((n, d) => n + d.data.length, 0);
+      // Below the first screen: one chart per task, so the browser paints what is on screen first.
+      setTimeout(() => {
+        new Chart(c, {type: 'scatter', data: {datasets},
+          options: {maintainAspectRatio: false, parsing: false, normalized: true,
+            scales: {x: {type: 'linear', title: {display: true, text: kind === 'spatial' ? 'pid' : 'time (s)'}},
+              y: {type: 'linear', title: {display: true, text: 'file offset (B)'}}}}});
+        done();
+      }, 0);
     }
   });
 }

@@ -2,18 +2,22 @@
 // inline as JSON), readable offline.
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "analysis/analyze.h"
 #include "analysis/pass.h"
+#include "analysis/timeline_pass.h"
 #include "format/json_escape.h"
 
 namespace strata::analysis {
 
 extern const char kChartJs[];
 extern const char kReportJs[];   // web/report.js
+extern const char kReportTimelineJs[];  // web/report_timeline.js
 extern const char kReportCss[];  // web/report.css
 
 namespace {
@@ -46,22 +50,65 @@ std::string html_esc(const std::string& s) {
 
 namespace {
 
-// Time bins of one process on the job's bin width, as JSON arrays.
-void bins_json(const TimeBins& bins, const TimeBins& all, std::ostream& d) {
-  TimeBins b = bins;
-  b.rebin(all.width);
-  auto series = [&](const char* key, auto get) {
-    d << ",\"" << key << "\":[";
-    for (size_t k = 0; k < all.bins.size(); ++k) d << (k ? "," : "") << (k < b.bins.size() ? get(b.bins[k]) : 0);
-    d << "]";
+// Levels 0..61 as one character each: a row of columns as a short string.
+constexpr char kLevels[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+constexpr int kTopLevel = 61;
+constexpr size_t kPointsPerFile = 2048;  // spatial/temporal points drawn per file
+
+// A row of levels as [first column, "levels"], idle columns at both ends cut
+// off (a worker that lives one epoch costs that epoch's columns only).
+template <class Level>
+void levels_json(size_t n, Level level, std::ostream& d) {
+  std::string row(n, '0');
+  for (size_t k = 0; k < n; ++k) row[k] = kLevels[level(k)];
+  const size_t a = row.find_first_not_of('0');
+  if (a == std::string::npos) {
+    d << "[0,\"\"]";
+    return;
+  }
+  const size_t b = row.find_last_not_of('0');
+  d << "[" << a << ",\"" << row.substr(a, b - a + 1) << "\"]";
+}
+
+// Any activity gets at least level 1: one short call in a long column stays visible.
+int level_of(double share) {
+  if (share <= 0) return 0;
+  return std::clamp(static_cast<int>(share * kTopLevel + 0.5), 1, kTopLevel);
+}
+
+// Processes parent first, then its children by start time (a DataLoader's
+// workers under the training loop, epoch after epoch).
+std::vector<const ProcResult*> tree_order(const Job& job) {
+  std::map<int64_t, const ProcResult*> by_pid;
+  for (auto& p : job.procs) by_pid.emplace(p.meta.pid, &p);
+  std::map<int64_t, std::vector<const ProcResult*>> children;
+  std::vector<const ProcResult*> roots;
+  for (auto& [pid, p] : by_pid) {
+    if (p->meta.ppid != pid && by_pid.count(p->meta.ppid)) children[p->meta.ppid].push_back(p);
+    else roots.push_back(p);
+  }
+  auto by_start = [](const ProcResult* x, const ProcResult* y) {
+    return x->first_ts != y->first_ts ? x->first_ts < y->first_ts : x->meta.pid < y->meta.pid;
   };
-  series("ops", [](const auto& x) { return x.ops; });
-  series("rbytes", [](const auto& x) { return x.read_bytes; });
-  series("wbytes", [](const auto& x) { return x.write_bytes; });
+  std::sort(roots.begin(), roots.end(), by_start);
+  std::vector<const ProcResult*> out;
+  std::vector<const ProcResult*> stack(roots.rbegin(), roots.rend());
+  std::set<int64_t> seen;
+  while (!stack.empty()) {
+    const ProcResult* p = stack.back();
+    stack.pop_back();
+    if (!seen.insert(p->meta.pid).second) continue;
+    out.push_back(p);
+    auto& kids = children[p->meta.pid];
+    std::sort(kids.begin(), kids.end(), by_start);
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+  }
+  return out;
 }
 
 // The page's data: the report's keys the page shows, plus what only the page
-// draws (bins of every process, access samples of the data set and checkpoint files).
+// draws (per process: heatmap levels, timeline lanes; access samples of the
+// data set and checkpoint files). Nothing in it grows with the events.
 std::string page_data(const Analysis& a) {
   const Job& job = a.job();
   const AnalyzeOptions& o = a.opts();
@@ -69,18 +116,63 @@ std::string page_data(const Analysis& a) {
   d << "{\"input\":" << js_str(o.input) << ",\"sizes_known\":" << (job.sizes_known ? "true" : "false");
   TimeBins all;
   for (auto& p : job.procs) all.merge(p.bins);
-  d << ",\"bin_s\":" << static_cast<double>(all.width) * 1e-9 << ",\"bins\":" << all.bins.size();
-  // Every process, for the heatmap; the 8 busiest also get lines on the timeline.
-  std::vector<const ProcResult*> procs;
-  for (auto& p : job.procs) procs.push_back(&p);
-  std::sort(procs.begin(), procs.end(), [](auto* x, auto* y) { return x->meta.pid < y->meta.pid; });
+  // Heatmap: bytes moved (operations without sizes) per bin, log scale to the job's maximum.
+  auto heat_value = [&](const Bin& b) { return job.sizes_known ? b.read_bytes + b.write_bytes : b.ops; };
+  std::vector<TimeBins> bins;
+  int64_t heat_max = 0;
+  for (auto& p : job.procs) {
+    bins.push_back(p.bins);
+    bins.back().rebin(all.width);
+    for (auto& b : bins.back().bins) heat_max = std::max(heat_max, heat_value(b));
+  }
+  d << ",\"bin_s\":" << static_cast<double>(all.width) * 1e-9 << ",\"bins\":" << all.bins.size()
+    << ",\"heat_max\":" << heat_max;
+  const auto* lanes = timeline_procs(a);
+  int64_t col_width = 1;
+  size_t columns = 0;
+  if (lanes)
+    for (auto& [pid, p] : *lanes) col_width = std::max(col_width, p.lanes.width), columns = std::max(columns, p.lanes.cols.size());
+  d << ",\"col_s\":" << static_cast<double>(col_width) * 1e-9 << ",\"cols\":" << columns << ",\"lanes\":[";
+  for (int l = 0; l < kTimelineLanes; ++l) d << (l ? ",\"" : "\"") << timeline_lane_key(l) << "\"";
+  d << "],\"epochs\":[";
+  bool first = true;
+  for (auto& [k, g] : job.by_epoch) {
+    if (g.first_ts == INT64_MAX || g.last_ts <= g.first_ts) continue;
+    d << (first ? "" : ",") << "[" << js_str(k) << "," << static_cast<double>(g.first_ts) * 1e-9 << ","
+      << static_cast<double>(g.last_ts) * 1e-9 << "]";
+    first = false;
+  }
+  d << "]";
+  // Every process, in tree order: its name, heatmap row and timeline lanes.
+  const auto names = process_names(a);
+  const std::vector<const ProcResult*> procs = tree_order(job);
+  std::map<int64_t, size_t> index;
+  for (size_t i = 0; i < job.procs.size(); ++i) index[job.procs[i].meta.pid] = i;
+  const double heat_log = std::log1p(static_cast<double>(heat_max));
   d << ",\"procs\":[";
   for (size_t i = 0; i < procs.size(); ++i) {
-    d << (i ? "," : "") << "{\"pid\":" << procs[i]->meta.pid << ",\"ppid\":" << procs[i]->meta.ppid
-      << ",\"rank\":" << procs[i]->meta.rank << ",\"events\":" << procs[i]->events
-      << ",\"cmd\":" << js_str(procs[i]->meta.cmdline.substr(0, 200));
-    bins_json(procs[i]->bins, all, d);
-    d << "}";
+    const ProcResult& p = *procs[i];
+    d << (i ? "," : "") << "{\"pid\":" << p.meta.pid << ",\"ppid\":" << p.meta.ppid << ",\"rank\":" << p.meta.rank
+      << ",\"events\":" << p.events << ",\"name\":" << js_str(names.at(p.meta.pid))
+      << ",\"cmd\":" << js_str(p.meta.cmdline.substr(0, 200)) << ",\"heat\":";
+    const auto& hb = bins[index[p.meta.pid]].bins;
+    levels_json(hb.size(), [&](size_t k) {
+      const int64_t v = heat_value(hb[k]);
+      return v > 0 && heat_log > 0 ? level_of(std::log1p(static_cast<double>(v)) / heat_log) : 0;
+    }, d);
+    d << ",\"lanes\":{";
+    auto it = lanes ? lanes->find(p.meta.pid) : decltype(lanes->end()){};
+    bool first_lane = true;
+    for (int l = 0; lanes && it != lanes->end() && l < kTimelineLanes; ++l) {
+      const auto& cols = it->second.lanes.cols;
+      if (std::none_of(cols.begin(), cols.end(), [&](auto& c) { return c.ns[l] > 0; })) continue;
+      d << (first_lane ? "\"" : ",\"") << timeline_lane_key(l) << "\":";
+      levels_json(cols.size(), [&](size_t k) {
+        return level_of(static_cast<double>(cols[k].ns[l]) / static_cast<double>(col_width));
+      }, d);
+      first_lane = false;
+    }
+    d << "}}";
   }
   d << "]";
   // Spatial and temporal patterns of the 4 data set or checkpoint files that moved the most bytes.
@@ -99,10 +191,17 @@ std::string page_data(const Analysis& a) {
   if (files.size() > 4) files.resize(4);
   d << ",\"files\":[";
   for (size_t i = 0; i < files.size(); ++i) {
-    d << (i ? "," : "") << "{\"path\":" << js_str(files[i]->path) << ",\"points\":[";
+    // Hundreds of readers keep 256 samples each: an even stride keeps the
+    // page small and says how many samples it stands for.
+    size_t samples = 0;
+    for (auto& fp : files[i]->procs) samples += fp.pf.samples.size();
+    const size_t stride = (samples + kPointsPerFile - 1) / kPointsPerFile;
+    d << (i ? "," : "") << "{\"path\":" << js_str(files[i]->path) << ",\"samples\":" << samples << ",\"points\":[";
     bool first = true;
+    size_t n = 0;
     for (auto& fp : files[i]->procs)
       for (auto& pt : fp.pf.samples) {
+        if (n++ % stride) continue;
         d << (first ? "" : ",") << "[" << static_cast<double>(pt.ts) * 1e-9 << "," << pt.offset << "," << pt.size << ","
           << pt.pid << "," << (pt.write ? 1 : 0) << "]";
         first = false;
@@ -110,7 +209,7 @@ std::string page_data(const Analysis& a) {
     d << "]}";
   }
   d << "],\"access\":{";
-  bool first = true;
+  first = true;
   for (auto& [k, n] : by_access) {
     d << (first ? "" : ",") << js_str(k) << ":" << n;
     first = false;
@@ -165,7 +264,12 @@ bool Analysis::write_html(std::ostream& out, std::ostream& err) const {
       << "<section id=\"verdict\"></section>\n"
       << "<h2>Where the time went</h2><div class=\"chart bar\"><canvas id=\"shares\"></canvas></div>\n"
       << "<h2>Every process over time (bytes moved; colour: log scale)</h2><div id=\"heat-host\"><canvas id=\"heat\"></canvas></div>\n"
-      << "<h2>I/O timeline of the busiest processes</h2><div class=\"chart\"><canvas id=\"timeline\"></canvas></div>\n"
+      << "<h2>Every process over time: what it was doing</h2>\n"
+      << "<div id=\"timeline-tools\"><button id=\"tl-in\">zoom in</button><button id=\"tl-out\">zoom out</button>"
+      << "<button id=\"tl-reset\">whole run</button> <span id=\"tl-range\"></span>"
+      << " <span class=\"hint\">wheel: zoom, drag: pan, double-click: whole run</span></div>\n"
+      << "<div id=\"timeline-legend\"></div><div id=\"timeline-host\"><canvas id=\"timeline\"></canvas></div>"
+      << "<div id=\"timeline-tip\"></div>\n"
       << "<h2 id=\"groups-title\"></h2><div class=\"chart\"><canvas id=\"groups\"></canvas></div>\n"
       << "<h2>Operations (top functions by count)</h2><div class=\"chart\"><canvas id=\"ops\"></canvas></div>\n"
       << "<h2>Access sizes (POSIX requests)</h2><div class=\"chart\"><canvas id=\"sizes\"></canvas></div>\n"
@@ -175,7 +279,8 @@ bool Analysis::write_html(std::ostream& out, std::ostream& err) const {
   std::ostringstream text;
   write_text(text);
   out << "<h2>The text report</h2>\n<pre id=\"text-report\">" << html_esc(text.str()) << "</pre>\n";
-  out << "<script>\nconst D = " << page_data(*this) << ";\n" << kReportJs << "</script>\n</body></html>\n";
+  out << "<script>\nconst D = " << page_data(*this) << ";\n" << kReportTimelineJs << kReportJs
+      << "</script>\n</body></html>\n";
   return true;
 }
 

@@ -972,7 +972,7 @@ TEST(AnalyzeE2E, HtmlReportDrawsEveryChartInChromium) {
   ASSERT_TRUE(fs::exists(page));
 
   // Views: the one-glance bar, the heatmap of every process, the timeline of
-  // the busiest, time per epoch, operation counts, access sizes, files by
+  // every process, time per epoch, operation counts, access sizes, files by
   // access (7), then a spatial and a temporal chart for each of the (up to) 4
   // data set or checkpoint files with data I/O that moved the most bytes.
   auto j = analyze_json(t.sub("trace"));
@@ -998,6 +998,19 @@ TEST(AnalyzeE2E, HtmlReportDrawsEveryChartInChromium) {
   EXPECT_NE(verdict, std::string::npos) << cr.out.substr(0, 2000);
   EXPECT_LT(verdict, cr.out.find("id=\"shares\""));
   EXPECT_NE(cr.out.find("data-rows=\"" + std::to_string(processes) + "\""), std::string::npos);
+  // The timeline of every process: a row each, every lane with data drawn.
+  auto canvas_attr = [&](const std::string& id, const std::string& attr) {
+    const size_t c = cr.out.find("<canvas id=\"" + id + "\"");
+    if (c == std::string::npos) return std::string();
+    const std::string tag = cr.out.substr(c, cr.out.find('>', c) - c);
+    const size_t a = tag.find(attr + "=\"");
+    return a == std::string::npos ? std::string() : tag.substr(a + attr.size() + 2, tag.find('"', a + attr.size() + 2) - a - attr.size() - 2);
+  };
+  EXPECT_EQ(canvas_attr("timeline", "data-rows"), std::to_string(processes));
+  const std::string lanes = canvas_attr("timeline", "data-lanes-expected");
+  EXPECT_NE(lanes, "");
+  EXPECT_NE(lanes, "0");
+  EXPECT_EQ(canvas_attr("timeline", "data-lanes-drawn"), lanes);
   auto console = console_lines(cr.err);
   EXPECT_TRUE(console.empty()) << "console output:\n" << join(console);
 

@@ -1,0 +1,282 @@
+#include "analysis/timeline_pass.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "analysis/serial.h"
+#include "format/json_escape.h"
+
+namespace strata::analysis {
+
+template <class Ar>
+void fields(Ar& ar, LaneColumns::Column& x) {
+  ar(x.ns);
+}
+template <class Ar>
+void fields(Ar& ar, LaneColumns& x) {
+  ar(x.width, x.cols);
+}
+template <class Ar>
+void fields(Ar& ar, TimelineProc& x) {
+  ar(x.lanes, x.worker, x.loader, x.epoch_min, x.epoch_max, x.waits);
+}
+
+const char* timeline_lane_key(int lane) {
+  static const char* const kKeys[kTimelineLanes] = {"io", "wait", "batch", "compute", "checkpoint"};
+  return kKeys[lane];
+}
+
+void LaneColumns::widen(int64_t new_width) {
+  if (new_width <= width) return;
+  const size_t f = static_cast<size_t>(new_width / width);
+  std::vector<Column> wide((cols.size() + f - 1) / f);
+  for (size_t i = 0; i < cols.size(); ++i)
+    for (int l = 0; l < kTimelineLanes; ++l) wide[i / f].ns[l] += cols[i].ns[l];
+  cols.swap(wide);
+  width = new_width;
+}
+
+void LaneColumns::add(int lane, int64_t ts, int64_t dur) {
+  ts = std::max<int64_t>(0, ts);
+  dur = std::max<int64_t>(0, dur);
+  const int64_t end = ts + dur;
+  if (static_cast<size_t>(end / width) >= kMaxColumns) {
+    int64_t w = width;
+    while (static_cast<size_t>(end / w) >= kMaxColumns) w *= 2;
+    widen(w);
+  }
+  const size_t last = static_cast<size_t>(end / width);
+  if (last >= cols.size()) cols.resize(last + 1);
+  // Split the call over the columns it spans, so a 2 s wait colours 2 s.
+  for (size_t c = static_cast<size_t>(ts / width); c <= last; ++c) {
+    const int64_t from = std::max(ts, static_cast<int64_t>(c) * width);
+    const int64_t to = std::min(end, static_cast<int64_t>(c + 1) * width);
+    cols[c].ns[lane] += to - from;
+  }
+}
+
+void LaneColumns::merge(const LaneColumns& o) {
+  LaneColumns other = o;
+  if (other.width > width) widen(other.width);
+  if (width > other.width) other.widen(width);
+  if (cols.size() < other.cols.size()) cols.resize(other.cols.size());
+  for (size_t i = 0; i < other.cols.size(); ++i)
+    for (int l = 0; l < kTimelineLanes; ++l) cols[i].ns[l] += other.cols[i].ns[l];
+}
+
+namespace {
+
+void merge_proc(TimelineProc& a, const TimelineProc& b) {
+  a.lanes.merge(b.lanes);
+  if (a.worker < 0) a.worker = b.worker;
+  if (a.loader < 0) a.loader = b.loader;
+  a.epoch_min = std::min(a.epoch_min, b.epoch_min);
+  a.epoch_max = std::max(a.epoch_max, b.epoch_max);
+  a.waits += b.waits;
+}
+
+// The lane of an event, or -1 (PROC events, app events that are none of these).
+int lane_of(const FuncInfo& f) {
+  if (f.layer == Layer::kPosix || f.layer == Layer::kStdio) return kLaneIo;
+  if (f.layer != Layer::kApp) return -1;
+  if (f.is_loader_wait || f.name == "dataloader.iter") return kLaneWait;
+  if (f.name == "dataloader.batch") return kLaneBatch;
+  std::string cat = f.category;
+  std::transform(cat.begin(), cat.end(), cat.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (cat == "checkpoint") return kLaneCheckpoint;
+  if (f.is_compute) return kLaneCompute;
+  return -1;
+}
+
+// Tags that name a process, per context id.
+struct CtxNames {
+  bool known = false;
+  int64_t worker = -1, loader = -1, epoch = INT64_MIN;
+};
+
+class TimelineState : public PassState {
+ public:
+  void begin(const std::string&, const Tables* t, bool) override {
+    tables_ = t;
+    lanes_.clear();
+    ctx_.clear();
+  }
+  void process(const ProcessMeta& m) override { (void)procs_[m.pid]; }
+  void event(const IoEvent& e) override {
+    if (e.func >= lanes_.size()) lanes_.resize(tables_->funcs.size(), -2);
+    if (lanes_[e.func] == -2) lanes_[e.func] = static_cast<int8_t>(lane_of(tables_->funcs[e.func]));
+    const int lane = lanes_[e.func];
+    TimelineProc& p = proc(e.pid);
+    const CtxNames& c = names(e.ctx);
+    if (c.worker >= 0) p.worker = c.worker;
+    if (c.epoch != INT64_MIN) {
+      p.epoch_min = std::min(p.epoch_min, c.epoch);
+      p.epoch_max = std::max(p.epoch_max, c.epoch);
+    }
+    if (lane < 0) return;
+    if (lane == kLaneBatch && c.loader >= 0) p.loader = c.loader;
+    if (lane == kLaneWait && tables_->funcs[e.func].is_loader_wait) ++p.waits;
+    p.lanes.add(lane, e.ts, e.dur);
+  }
+  void end() override { tables_ = nullptr; }
+  void merge(PassState& later) override {
+    for (auto& [pid, p] : static_cast<TimelineState&>(later).procs_) merge_proc(procs_[pid], p);
+  }
+  std::string save() const override {
+    serial::Writer w;
+    auto copy = procs_;
+    w(copy);
+    return w.take();
+  }
+  void load(std::string_view bytes) override {
+    serial::Reader r(bytes.data(), bytes.size());
+    r(procs_);
+  }
+  std::map<int64_t, TimelineProc>& procs() { return procs_; }
+
+ private:
+  const CtxNames& names(uint32_t ctx) {
+    if (ctx >= ctx_.size()) ctx_.resize(ctx + 1);
+    CtxNames& c = ctx_[ctx];
+    if (c.known) return c;
+    c.known = true;
+    if (!tables_ || ctx >= tables_->ctxs.size()) return c;
+    for (const CtxTag& t : tables_->ctxs[ctx]) {
+      if (!t.is_int) continue;
+      if (t.key == "worker") c.worker = t.int_value;
+      if (t.key == "loader") c.loader = t.int_value;
+      if (t.key == "epoch") c.epoch = t.int_value;
+    }
+    return c;
+  }
+  TimelineProc& proc(int64_t pid) {
+    if (pid != last_pid_) {
+      last_ = &procs_[pid];
+      last_pid_ = pid;
+    }
+    return *last_;
+  }
+
+  const Tables* tables_ = nullptr;
+  std::vector<int8_t> lanes_;  // per func id; -2 not yet known
+  std::vector<CtxNames> ctx_;
+  std::map<int64_t, TimelineProc> procs_;
+  TimelineProc* last_ = nullptr;
+  int64_t last_pid_ = INT64_MIN;
+};
+
+class TimelinePass : public Pass {
+ public:
+  const char* name() const override { return "timeline"; }
+  std::unique_ptr<PassState> new_state() const override { return std::make_unique<TimelineState>(); }
+  void finish(Analysis&, PassState* s) override {
+    procs_ = std::move(static_cast<TimelineState*>(s)->procs());
+    int64_t width = 1;
+    for (auto& [pid, p] : procs_) width = std::max(width, p.lanes.width);
+    for (auto& [pid, p] : procs_) p.lanes.widen(width);  // one column width for the job
+  }
+  const std::map<int64_t, TimelineProc>& procs() const { return procs_; }
+  // The names the HTML report uses, for scripts: "process_names": {"pid": "name", ...}.
+  void json(const Analysis& a, JsonSection& out) const override {
+    std::ostream& o = out.key("process_names");
+    o << "{";
+    bool first = true;
+    for (const auto& [pid, name] : process_names(a)) {
+      o << (first ? "\"" : ",\"") << pid << "\":" << json::quoted(name);
+      first = false;
+    }
+    o << "}";
+  }
+
+ private:
+  std::map<int64_t, TimelineProc> procs_;
+};
+
+std::string program(const std::string& cmdline) {
+  std::vector<std::string> argv;
+  size_t i = 0;
+  while (i < cmdline.size() && argv.size() < 2) {
+    size_t j = cmdline.find(' ', i);
+    if (j == std::string::npos) j = cmdline.size();
+    if (j > i) argv.push_back(cmdline.substr(i, j - i));
+    i = j + 1;
+  }
+  auto base = [](const std::string& s) { return s.substr(s.find_last_of('/') + 1); };
+  if (argv.empty()) return "process";
+  const std::string prog = base(argv[0]);
+  if (argv.size() > 1 && prog.rfind("python", 0) == 0 && argv[1][0] != '-') return prog + " " + base(argv[1]);
+  return prog;
+}
+
+std::string rank_suffix(int64_t rank) { return rank >= 0 ? "rank " + std::to_string(rank) : ""; }
+
+// "train" or "validation" when the files a loader's workers read are mostly
+// of that role; else "loader N".
+std::map<int64_t, std::string> loader_names(const Job& job, const std::map<int64_t, TimelineProc>& procs) {
+  std::map<int64_t, std::map<std::string, int64_t>> bytes;  // loader -> role -> bytes read
+  for (const auto& [path, f] : job.files) {
+    if (f.bytes_read <= 0) continue;
+    const Role r = classify_file(f, job).role;
+    if (r != Role::kTrainData && r != Role::kValData) continue;
+    for (const FileProc& fp : f.procs) {
+      auto it = procs.find(fp.pid);
+      if (it != procs.end() && it->second.loader >= 0)
+        bytes[it->second.loader][r == Role::kTrainData ? "train" : "validation"] += fp.pf.bytes_read;
+    }
+  }
+  std::map<int64_t, std::string> names;
+  for (const auto& [pid, p] : procs) {
+    if (p.loader < 0 || names.count(p.loader)) continue;
+    std::string best = "loader " + std::to_string(p.loader);
+    int64_t most = 0;
+    for (const auto& [role, n] : bytes[p.loader])
+      if (n > most) most = n, best = role;
+    names[p.loader] = best;
+  }
+  return names;
+}
+
+}  // namespace
+
+const std::map<int64_t, TimelineProc>* timeline_procs(const Analysis& a) {
+  const TimelinePass* p = a.pass<TimelinePass>("timeline");
+  return p ? &p->procs() : nullptr;
+}
+
+std::map<int64_t, std::string> process_names(const Analysis& a) {
+  static const std::map<int64_t, TimelineProc> kNone;
+  const auto* tp = timeline_procs(a);
+  const auto& procs = tp ? *tp : kNone;
+  const auto loaders = loader_names(a.job(), procs);
+  std::map<int64_t, std::string> names;
+  std::map<std::string, int> uses;
+  for (const ProcResult& r : a.job().procs) {
+    auto it = procs.find(r.meta.pid);
+    const TimelineProc* p = it == procs.end() ? nullptr : &it->second;
+    std::vector<std::string> detail;
+    std::string name;
+    if (p && p->worker >= 0) {
+      name = "DataLoader worker " + std::to_string(p->worker);
+      if (p->loader >= 0) detail.push_back(loaders.at(p->loader));
+      if (p->epoch_min == p->epoch_max) detail.push_back("epoch " + std::to_string(p->epoch_min));
+      else if (p->epoch_min < p->epoch_max)
+        detail.push_back("epochs " + std::to_string(p->epoch_min) + "-" + std::to_string(p->epoch_max));
+    } else if (p && p->waits > 0) {
+      name = "training loop";
+    } else {
+      name = program(r.meta.cmdline.empty() ? r.meta.exe : r.meta.cmdline);
+    }
+    if (r.meta.rank >= 0) detail.push_back(rank_suffix(r.meta.rank));
+    for (size_t i = 0; i < detail.size(); ++i) name += (i ? ", " : " (") + detail[i] + (i + 1 == detail.size() ? ")" : "");
+    names[r.meta.pid] = name;
+    ++uses[name];
+  }
+  // Two processes never share a name: the pid tells apart what the rest cannot.
+  for (auto& [pid, name] : names)
+    if (uses[name] > 1) name += " [pid " + std::to_string(pid) + "]";
+  return names;
+}
+
+std::unique_ptr<Pass> make_timeline_pass(const AnalyzeOptions&) { return std::make_unique<TimelinePass>(); }
+
+}  // namespace strata::analysis

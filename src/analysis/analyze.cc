@@ -92,6 +92,7 @@ FileVerdict classify_file(const FileAgg& f, const Job& job) {
   v.access = rd && wr ? "read-write" : rd ? "read-only" : wr ? "write-only" : "metadata-only";
   if (job.sizes_known && f.extent > 0 && f.bytes_read > 0)
     v.reread = static_cast<double>(f.bytes_read) / static_cast<double>(f.extent);
+  if (v.reread >= 0 && f.opens > 0) v.per_open = v.reread / static_cast<double>(f.opens);
   // whole vs partial per reading process
   int whole = 0, partial = 0;
   for (auto& fp : f.procs) {
@@ -312,6 +313,8 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
     d.epochs = static_cast<size_t>(std::unique(a.epochs.begin(), a.epochs.end()) - a.epochs.begin());
     if (job.sizes_known && d.extent > 0 && d.bytes_read > 0)
       d.reread = static_cast<double>(d.bytes_read) / static_cast<double>(d.extent);
+    if (d.reread >= 0 && d.opens > 0)
+      d.per_open = d.reread * static_cast<double>(d.files) / static_cast<double>(d.opens);
     out.push_back(std::move(d));
   }
   std::sort(out.begin(), out.end(), [](const DatasetDir& x, const DatasetDir& y) {

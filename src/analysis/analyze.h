@@ -57,6 +57,9 @@ struct FileVerdict {
   std::string read_extent;      // "whole", "partial", "unknown" (per reader, majority)
   std::string pattern;          // "sequential", "random", "mixed", "unknown"
   double reread = -1;           // bytes read / file extent (-1 unknown)
+  // reread split in opens x per_open: a file read whole once per epoch has
+  // per_open 1; an archive whose index is read again (npz) reads ~1.05 per open.
+  double per_open = -1;         // reread / opens (-1 unknown or no opens)
   bool metadata_bound = false;  // metadata time > data time
 };
 FileVerdict classify_file(const FileAgg& f, const Job& job);
@@ -93,6 +96,7 @@ struct DatasetDir {
   size_t whole_files = 0;    // files whose readers read them whole (FileVerdict::read_extent)
   size_t epochs = 0;         // distinct epoch tag values its reads carried
   double reread = -1;        // bytes_read / extent, -1 unknown
+  double per_open = -1;      // reread / (opens per file): more than 1 reads more than the file per open
 };
 std::vector<DatasetDir> dataset_dirs(const Job& job);
 

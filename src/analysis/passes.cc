@@ -108,6 +108,16 @@ class SectionPass : public Pass {
   std::vector<Section> json_;
 };
 
+// The job summary names its processes from what the timeline pass learned
+// (DataLoader workers, the training loop).
+class JobSummaryPass : public SectionPass {
+ public:
+  JobSummaryPass() : SectionPass("overlap", nullptr, {json_summary}) {}
+  void text(const Analysis& a, std::ostream& out) const override {
+    text_summary(a.job(), a.opts(), {process_names(a, false), process_kinds(a)}, out);
+  }
+};
+
 }  // namespace
 
 std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o) {
@@ -119,7 +129,7 @@ std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o) {
   v.push_back(std::make_unique<SectionPass>("dl", text_dl, std::vector<Section>{}));
   v.push_back(make_critical_path_pass(o));  // the loop's wait vs compute, and what the workers did meanwhile
   // Job summary and per-process overlap of I/O and compute.
-  v.push_back(std::make_unique<SectionPass>("overlap", text_summary, std::vector<Section>{json_summary}));
+  v.push_back(std::make_unique<JobSummaryPass>());
   v.push_back(std::make_unique<SectionPass>("functions", text_functions, std::vector<Section>{json_functions}));
   v.push_back(make_structure_pass(o));  // the event flow graph's main loop per process (src/efg)
   // File roles (data set, checkpoint, ...), data set directories, I/O strategy.

@@ -17,6 +17,20 @@ namespace strata::analysis {
 
 namespace {
 
+size_t columns(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;  // UTF-8: count lead bytes only
+  return n;
+}
+
+// Byte offset of column `col` in `s`.
+size_t byte_at(std::string_view s, size_t col) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && n++ == col) return i;
+  return s.size();
+}
+
 // Bytes a person reads: B, or 3 significant digits in KiB, MiB, ... (exact
 // values stay in the JSON).
 std::string fmt_bytes(int64_t b) {
@@ -130,7 +144,7 @@ Totals totals(const Job& job) {
 // The process tree: one row per process image. An image that replaced
 // another by exec (same pid, started later) is drawn under it as "exec";
 // a forked child under the image of its parent that was running when it started.
-void print_tree(const Job& job, size_t max_rows, std::ostream& out) {
+void print_tree(const Job& job, const ProcessNaming& naming, size_t max_rows, std::ostream& out) {
   const size_t n = job.procs.size();
   auto start_of = [&](size_t i) {
     const ProcResult& p = job.procs[i];
@@ -164,6 +178,7 @@ void print_tree(const Job& job, size_t max_rows, std::ostream& out) {
   for (auto& k : kids)
     std::stable_sort(k.begin(), k.end(), [&](size_t a, size_t b) { return start_of(a) < start_of(b); });
   size_t rows = 0;
+  std::vector<size_t> unlisted;
   std::vector<bool> seen(n, false);
   std::function<void(size_t, int)> rec = [&](size_t i, int depth) {
     if (seen[i]) return;
@@ -173,9 +188,12 @@ void print_tree(const Job& job, size_t max_rows, std::ostream& out) {
       std::ostringstream line;
       line << "  " << std::string(static_cast<size_t>(depth) * 2, ' ') << (depth ? "\u2514\u2500 " : "")
            << (is_exec[i] ? "exec " : "") << "pid " << p.meta.pid;
-      if (p.meta.rank >= 0) line << " rank " << p.meta.rank;
+      // Names are per pid: an image replaced by exec (or replacing one) shows its command only.
+      auto name = naming.names.find(p.meta.pid);
+      if (name != naming.names.end() && images[p.meta.pid].size() == 1) line << " " << name->second;
+      else if (p.meta.rank >= 0) line << " rank " << p.meta.rank;
       if (!p.meta.host.empty()) line << " @" << p.meta.host;
-      line << "  " << p.threads << " thread(s), " << p.events << " events";
+      line << ", " << plural(p.threads, "thread", "threads") << ", " << p.events << " events";
       std::string text = line.str();
       // The command fills the rest of the line (the tree drawing is 2 bytes wider than it shows).
       const size_t used = text.size() + 4 - (depth ? 4 : 0);
@@ -183,11 +201,24 @@ void print_tree(const Job& job, size_t max_rows, std::ostream& out) {
         text += "  $ " + clip_back(p.meta.cmdline, kTextColumns - used);
       out << text << "\n";
     }
+    else
+      unlisted.push_back(i);
     for (size_t k : kids[i]) rec(k, depth + 1);
   };
   for (size_t r : roots) rec(r, 0);
-  if (rows > max_rows)
-    out << "  ... " << plural(rows - max_rows, "more process", "more processes") << " (--all lists them)\n";
+  if (unlisted.empty()) return;
+  // The processes not listed, summed by kind: "6 DataLoader workers (train), ...".
+  std::map<std::string, size_t> kinds;
+  for (size_t i : unlisted) {
+    auto k = naming.kinds.find(job.procs[i].meta.pid);
+    ++kinds[k == naming.kinds.end() ? std::string("other") : k->second];
+  }
+  std::vector<std::pair<std::string, size_t>> by_count(kinds.begin(), kinds.end());
+  std::stable_sort(by_count.begin(), by_count.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  std::string line = "  ... " + plural(unlisted.size(), "more process", "more processes") + ":";
+  for (size_t i = 0; i < by_count.size(); ++i) line += (i ? ", " : " ") + std::to_string(by_count[i].second) + " " + by_count[i].first;
+  const std::string hint = " (--all lists them)";
+  out << (columns(line + hint) <= kTextColumns ? line + hint : clip_words(line, kTextColumns)) << "\n";
 }
 
 // Every event tagged with each epoch, inside its loop or not: the --by epoch
@@ -202,11 +233,11 @@ void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out
   DlSummary s = dl_summary(job);
   if (!s.present) return;
   char line[512];
-  out << "== Deep-learning summary ==\n";
+  out << "== Deep learning == ";
   out << (s.epochs.empty() ? std::string("no epoch tags") : plural(s.epochs.size(), "epoch", "epochs") + " (tag \"epoch\")");
   if (s.batches) {
-    out << "; the training loop asked the DataLoader for " << plural(s.batches, "batch", "batches") << " and waited "
-        << fmt_s(s.loader_wait_ns);
+    out << ", " << plural(s.batches, "batch", "batches") << "; the loops waited " << fmt_s(s.loader_wait_ns)
+        << " for data";
   } else {
     out << "; no dataloader.next events (loader wait unknown)";
   }
@@ -296,20 +327,6 @@ void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out
 
 namespace {
 
-size_t columns(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;  // UTF-8: count lead bytes only
-  return n;
-}
-
-// Byte offset of column `col` in `s`.
-size_t byte_at(std::string_view s, size_t col) {
-  size_t n = 0;
-  for (size_t i = 0; i < s.size(); ++i)
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && n++ == col) return i;
-  return s.size();
-}
-
 }  // namespace
 
 std::string fit_width(const std::string& text, size_t cols) {
@@ -340,6 +357,13 @@ std::string fit_width(const std::string& text, size_t cols) {
   return out;
 }
 
+std::string clip_words(const std::string& text, size_t cols) {
+  if (columns(text) <= cols) return text;
+  const std::string_view head(text.data(), byte_at(text, cols > 4 ? cols - 4 : 0));
+  const size_t space = head.rfind(' ');
+  return std::string(head.substr(0, space == std::string_view::npos || space == 0 ? head.size() : space)) + " ...";
+}
+
 void text_header([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
 
   out << "strata analyze: " << o.input << " (" << job.source_kind << ", " << job.units.size() << " file(s), "
@@ -357,16 +381,18 @@ void text_dl([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOpti
   print_dl_summary(job, o, out);
 }
 
-void text_summary([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
+void text_summary(const Job& job, const AnalyzeOptions& o, const ProcessNaming& naming, std::ostream& out) {
   Totals t = totals(job);
-  out << "== Job summary (times summed over processes; unions exact per process) ==\n";
-  out << "processes " << job.procs.size() << ", threads " << t.threads << ", hosts " << std::max<size_t>(1, t.hosts.size())
-      << ", ranks " << t.ranks.size() << ", wall time " << fmt_s(t.wall);
+  if (o.all) out << "== Job summary (times summed over processes; unions exact per process) ==\n";
+  out << (o.all ? "" : "== Job == ") << plural(job.procs.size(), "process", "processes") << ", "
+      << plural(t.threads, "thread", "threads") << ", " << plural(std::max<size_t>(1, t.hosts.size()), "host", "hosts");
+  if (!t.ranks.empty()) out << ", " << plural(t.ranks.size(), "rank", "ranks");
+  out << ", wall time " << fmt_s(t.wall);
   if (job.sizes_known)
     out << "; read " << fmt_bytes(t.br) << ", written " << fmt_bytes(t.bw) << "\n";
   else
     out << "; bytes read/written: unknown (no sizes in the trace)\n";
-  print_tree(job, o.all ? SIZE_MAX : kTreeRows, out);
+  print_tree(job, naming, o.all ? SIZE_MAX : kTreeRows, out);
   out << "I/O (union) " << fmt_s(t.io) << "; calls: POSIX " << fmt_s(t.posix) << ", STDIO " << fmt_s(t.stdio)
       << "; metadata " << fmt_s(t.meta) << ", data " << fmt_s(t.data) << "\n";
   out << "compute (union) " << fmt_s(t.compute) << "; app regions " << fmt_s(t.app) << "; unoverlapped: I/O "
@@ -377,15 +403,17 @@ void text_summary([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyz
 }
 
 void text_functions([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
-  out << "== Functions ==\n";
   std::vector<const FuncStats*> fsv;
   for (auto& [k, f] : job.funcs) fsv.push_back(&f);
   std::sort(fsv.begin(), fsv.end(), [](auto* a, auto* b) { return a->total_ns > b->total_ns; });
+  const size_t rows = std::min(fsv.size(), text_rows(o));
+  out << "== Functions";
+  if (fsv.size() > rows) out << " (top " << rows << " of " << fsv.size() << " by time; --top N, --all)";
+  out << " ==\n";
   char line[512];
   std::snprintf(line, sizeof line, "  %-6s %-20s %8s %5s %9s %8s %8s %8s %8s %8s\n", "layer", "function", "count",
                 "errs", "time", "min B", "p25 B", "median B", "p75 B", "max B");
   out << line;
-  const size_t rows = std::min(fsv.size(), text_rows(o));
   for (size_t i = 0; i < rows; ++i) {
     const FuncStats* f = fsv[i];
     auto q = [&](double x) -> std::string {
@@ -397,10 +425,17 @@ void text_functions([[maybe_unused]] const Job& job, [[maybe_unused]] const Anal
                   q(-1).c_str(), q(0.25).c_str(), q(0.5).c_str(), q(0.75).c_str(), q(-2).c_str());
     out << line;
   }
-  if (fsv.size() > rows) out << "  ... " << fsv.size() - rows << " more (--top N, --all)\n";
 }
 
 namespace {
+
+// "x3.00 = 3.00 opens/file x 1.00/open": how often the files were opened
+// (epochs) apart from how much of a file one open reads.
+std::string reread_split(double reread, double opens, double per_open) {
+  std::string s = "x" + fmt_x(reread);
+  if (per_open >= 0) s += " = " + fmt_x(opens) + " opens/file x " + fmt_x(per_open) + "/open";
+  return s;
+}
 
 // One file of the text file list: two lines, four with --all (evidence, pattern).
 void print_file(const FileAgg& f, const Job& job, const AnalyzeOptions& o, std::ostream& out) {
@@ -417,7 +452,7 @@ void print_file(const FileAgg& f, const Job& job, const AnalyzeOptions& o, std::
   out << "     role evidence [";
   for (size_t i = 0; i < v.evidence.size(); ++i) out << (i ? "; " : "") << v.evidence[i];
   out << "]\n     pattern " << v.pattern << ", reads " << v.read_extent;
-  if (v.reread >= 0) out << ", re-read factor " << fmt_x(v.reread);
+  if (v.reread >= 0) out << ", re-read " << reread_split(v.reread, static_cast<double>(f.opens), v.per_open);
   out << (v.metadata_bound ? ", metadata-bound" : ", data-bound") << "\n";
 }
 
@@ -425,17 +460,41 @@ void print_dataset_dir(const DatasetDir& d, const Job& job, std::ostream& out) {
   out << "  " << role_name(d.role) << " " << d.dir << ": " << plural(d.files, "file", "files");
   if (job.sizes_known) out << ", " << fmt_bytes(d.extent);
   if (d.epochs) out << ", " << plural(d.epochs, "epoch", "epochs");
-  out << ", " << plural(d.readers, "reader", "readers") << "\n";
-  out << "     reads " << d.reads << ", ";
+  out << ", " << plural(d.readers, "reader", "readers") << " (";
   if (d.min_readers == d.max_readers)
     out << d.max_readers;
   else
     out << d.min_readers << "-" << d.max_readers;
-  out << " readers/file";
-  if (job.sizes_known) out << "; read " << fmt_bytes(d.bytes_read);
-  if (d.reread >= 0) out << " (x" << fmt_x(d.reread) << ")";
-  out << ", " << d.whole_files << "/" << d.files << " whole; read/meta " << fmt_s(d.read_ns) << "/"
-      << fmt_s(d.meta_ns) << "\n";
+  out << "/file)\n     ";
+  if (job.sizes_known) {
+    out << "read " << fmt_bytes(d.bytes_read);
+    if (d.reread >= 0)
+      out << " (" << reread_split(d.reread, static_cast<double>(d.opens) / static_cast<double>(d.files), d.per_open) << ")";
+    out << ", ";
+  }
+  out << d.whole_files << "/" << d.files << " whole; read/meta " << fmt_s(d.read_ns) << "/" << fmt_s(d.meta_ns) << "\n";
+}
+
+// Checkpoint files of one directory: totals, then each file's name, access and I/O time.
+void print_checkpoint_dir(const std::string& dir, const std::vector<const FileAgg*>& files, const Job& job,
+                          std::ostream& out) {
+  int64_t extent = 0, written = 0, read = 0;
+  std::set<int64_t> pids;
+  std::string names;
+  for (const FileAgg* f : files) {
+    extent += f->extent;
+    written += f->bytes_written;
+    read += f->bytes_read;
+    for (const FileProc& fp : f->procs)
+      if (fp.pf.reads + fp.pf.writes) pids.insert(fp.pid);
+    names += (names.empty() ? "" : "; ") + f->path.substr(dir.size()) + " " + classify_file(*f, job).access + " " +
+             fmt_s(f->read_ns + f->write_ns + f->meta_ns);
+  }
+  out << "  checkpoint " << dir << ": " << plural(files.size(), "file", "files");
+  if (job.sizes_known) out << ", " << fmt_bytes(extent);
+  out << ", " << plural(pids.size(), "process", "processes") << "\n";
+  const std::string bytes = job.sizes_known ? "wrote " + fmt_bytes(written) + ", read " + fmt_bytes(read) + ": " : "";
+  out << clip_words("     " + bytes + names, kTextColumns) << "\n";
 }
 
 // The environment's files summed in one line.
@@ -505,6 +564,15 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
     out << "  data set directories (" << hidden << " file(s) rolled up, not listed below; --json \"dataset_dirs\"):\n";
     for (auto& d : dirs) print_dataset_dir(d, job, out);
   }
+  // Checkpoints that share a directory take two lines together (each file its own with --all).
+  if (!o.all) {
+    std::map<std::string, std::vector<const FileAgg*>> ckpt_dirs;
+    for (const FileAgg* f : fv)
+      if (classify_file(*f, job).role == Role::kCheckpoint) ckpt_dirs[parent_dir(f->path)].push_back(f);
+    std::erase_if(ckpt_dirs, [](const auto& d) { return d.second.size() < 2; });
+    for (const auto& [dir, files] : ckpt_dirs) print_checkpoint_dir(dir, files, job, out);
+    std::erase_if(fv, [&](const FileAgg* f) { return ckpt_dirs.count(parent_dir(f->path)) && classify_file(*f, job).role == Role::kCheckpoint; });
+  }
   const size_t shown = std::min(fv.size(), text_rows(o));
   for (size_t i = 0; i < shown; ++i) print_file(*fv[i], job, o, out);
   if (fv.size() > shown) out << "  ... " << fv.size() - shown << " more (--top N, --all)\n";
@@ -515,11 +583,11 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
     out << "; --all lists them), I/O time " << fmt_s(rest.ns) << "\n";
   }
   if (env.files) {
-    out << "  environment: " << plural(env.files, "file", "files") << " (libraries, .pyc, /usr, /proc, /dev, "
-        << "shared memory; --all lists them)\n     reads " << env.reads << ", opens " << env.opens << ", stats "
-        << env.stats;
-    if (job.sizes_known) out << "; read " << fmt_bytes(env.bytes_read);
-    out << "; I/O time " << fmt_s(env.ns) << "\n";
+    // One line (--all lists them): what the Python or MPI environment costs.
+    out << "  environment (libraries, .pyc, /usr, /dev): " << plural(env.files, "file", "files") << ", "
+        << plural(env.stats, "stat", "stats");
+    if (job.sizes_known) out << ", read " << fmt_bytes(env.bytes_read);
+    out << ", I/O " << fmt_s(env.ns) << "\n";
   }
 
   // file-per-process vs shared
@@ -624,7 +692,12 @@ void text_staging([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyz
     more(a.groups, shown);
     if (a.picks.empty()) out << "  nothing worth staging\n";
     out << "  total " << plural(a.picks.size(), "file", "files") << ", " << fmt_bytes(a.used)
-        << ", expected I/O time saved " << fmt_s(a.saved_ns) << "\n";
+        << ", expected I/O time saved " << fmt_s(a.saved_ns);
+    // Files not worth staging only with --all: the screen goes to what to do.
+    if (!o.all && !a.warning_groups.empty())
+      out << " (not worth staging: " << plural(a.warning_groups.size(), "item", "items") << ", --all)";
+    out << "\n";
+    if (!o.all) return;
     shown = 0;
     for (auto& g : a.warning_groups) {
       if (shown == text_rows(o)) break;
@@ -709,7 +782,7 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
     for (size_t i = 0; i < v.evidence.size(); ++i) out << (i ? "," : "") << json_str(v.evidence[i]);
     out << "], \"processes\": " << v.nprocs << ", \"shared\": " << (v.shared ? "true" : "false")
         << ", \"access\": " << json_str(v.access) << ", \"read_extent\": " << json_str(v.read_extent)
-        << ", \"pattern\": " << json_str(v.pattern) << ", \"reread\": " << v.reread
+        << ", \"pattern\": " << json_str(v.pattern) << ", \"reread\": " << v.reread << ", \"reread_per_open\": " << v.per_open
         << ", \"metadata_bound\": " << (v.metadata_bound ? "true" : "false") << ", \"opens\": " << f.opens
         << ", \"reads\": " << f.reads << ", \"writes\": " << f.writes << ", \"stats\": " << f.stats
         << ", \"seeks\": " << f.seeks << ", \"mmaps\": " << f.mmaps << ", \"bytes_read\": " << (job.sizes_known ? f.bytes_read : -1)
@@ -750,7 +823,7 @@ void json_dataset_dirs([[maybe_unused]] const Job& job, [[maybe_unused]] const A
       out << (i ? ",\n  " : "\n  ") << "{\"dir\": " << json_str(d.dir) << ", \"role\": " << json_str(role_name(d.role))
           << ", \"files\": " << d.files << ", \"opens\": " << d.opens << ", \"reads\": " << d.reads
           << ", \"stats\": " << d.stats << ", \"bytes_read\": " << (job.sizes_known ? d.bytes_read : -1)
-          << ", \"extent\": " << (job.sizes_known ? d.extent : -1) << ", \"reread\": " << d.reread
+          << ", \"extent\": " << (job.sizes_known ? d.extent : -1) << ", \"reread\": " << d.reread << ", \"reread_per_open\": " << d.per_open
           << ", \"read_ns\": " << d.read_ns << ", \"meta_ns\": " << d.meta_ns << ", \"readers\": " << d.readers
           << ", \"shared_files\": " << d.shared_files << ", \"min_readers\": " << d.min_readers
           << ", \"max_readers\": " << d.max_readers << ", \"whole_files\": " << d.whole_files

@@ -3,6 +3,8 @@
 // sections write `,\n "key": value` into the report's one object.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 
@@ -14,7 +16,6 @@ namespace strata::analysis {
   void name(const Job& job, const AnalyzeOptions& o, std::ostream& out);
 STRATA_SECTION(text_header)
 STRATA_SECTION(text_dl)
-STRATA_SECTION(text_summary)
 STRATA_SECTION(text_functions)
 STRATA_SECTION(text_files)
 STRATA_SECTION(text_tags)
@@ -30,8 +31,19 @@ STRATA_SECTION(json_dl)
 STRATA_SECTION(json_staging)
 #undef STRATA_SECTION
 
+// Names of the job's processes (timeline_pass.h: process_names, process_kinds)
+// for the job tree.
+struct ProcessNaming {
+  std::map<int64_t, std::string> names, kinds;
+};
+void text_summary(const Job& job, const AnalyzeOptions& o, const ProcessNaming& naming, std::ostream& out);
+
 // The text report at `cols` columns: a longer line breaks at its last space
 // that fits (or inside a word without one), continued 5 columns deeper.
 std::string fit_width(const std::string& text, size_t cols);
+
+// One screen line of at most `cols` columns: a longer text is cut at its last
+// space that leaves room for " ..." (the whole text is in the JSON and with --all).
+std::string clip_words(const std::string& text, size_t cols);
 
 }  // namespace strata::analysis

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "analysis/report_sections.h"
 #include "efg/builder.h"
 #include "efg/report.h"
 #include "format/json_escape.h"
@@ -65,13 +66,12 @@ class StructurePass : public Pass {
         out << "no loops in " << group_label(pg) << "\n";
         continue;
       }
-      std::string text = "main loop of " + group_label(pg) + ": " + line;
-      if (!a.opts().all && shown == 1) {
-        // Two screen lines (the report wraps past kTextColumns, the second line
-        // indented): room for an epoch loop and the start of its step loop.
-        const size_t room = 2 * (kTextColumns - 25);
-        if (text.size() > room) text = text.substr(0, room - 4) + " ...";
-      }
+      const efg::Loop& m = pg.loops.loops[pg.loops.main_loop];
+      std::string text = std::string("main loop of ") + group_label(pg);
+      if (m.entries > 1) text += ", entered " + std::to_string(m.entries) + "x";
+      text += ": " + line;
+      // One screen line by default; --all and the JSON have the whole loop.
+      if (!a.opts().all) text = clip_words(text, kTextColumns - (shown > 1 ? 2 : 24));
       out << text << "\n";
     }
     if (report_.groups.size() > shown && a.opts().all)

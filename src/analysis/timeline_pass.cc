@@ -243,38 +243,62 @@ const std::map<int64_t, TimelineProc>* timeline_procs(const Analysis& a) {
   return p ? &p->procs() : nullptr;
 }
 
-std::map<int64_t, std::string> process_names(const Analysis& a) {
+namespace {
+
+struct ProcessLabel {
+  std::string name;  // "DataLoader worker 1 (train, epoch 2)"
+  std::string kind;  // "DataLoader workers (train)"
+};
+
+// Labels per pid; a pid's later exec image wins, as in the JSON.
+std::map<int64_t, ProcessLabel> process_labels(const Analysis& a) {
   static const std::map<int64_t, TimelineProc> kNone;
   const auto* tp = timeline_procs(a);
   const auto& procs = tp ? *tp : kNone;
   const auto loaders = loader_names(a.job(), procs);
-  std::map<int64_t, std::string> names;
-  std::map<std::string, int> uses;
+  std::map<int64_t, ProcessLabel> labels;
   for (const ProcResult& r : a.job().procs) {
     auto it = procs.find(r.meta.pid);
     const TimelineProc* p = it == procs.end() ? nullptr : &it->second;
     std::vector<std::string> detail;
-    std::string name;
+    ProcessLabel l;
     if (p && p->worker >= 0) {
-      name = "DataLoader worker " + std::to_string(p->worker);
-      if (p->loader >= 0) detail.push_back(loaders.at(p->loader));
+      l.name = "DataLoader worker " + std::to_string(p->worker);
+      l.kind = "DataLoader workers";
+      if (p->loader >= 0) {
+        detail.push_back(loaders.at(p->loader));
+        l.kind += " (" + loaders.at(p->loader) + ")";
+      }
       if (p->epoch_min == p->epoch_max) detail.push_back("epoch " + std::to_string(p->epoch_min));
       else if (p->epoch_min < p->epoch_max)
         detail.push_back("epochs " + std::to_string(p->epoch_min) + "-" + std::to_string(p->epoch_max));
-    } else if (p && p->waits > 0) {
-      name = "training loop";
     } else {
-      name = program(r.meta.cmdline.empty() ? r.meta.exe : r.meta.cmdline);
+      l.name = p && p->waits > 0 ? "training loop" : program(r.meta.cmdline.empty() ? r.meta.exe : r.meta.cmdline);
+      l.kind = l.name;
     }
     if (r.meta.rank >= 0) detail.push_back(rank_suffix(r.meta.rank));
-    for (size_t i = 0; i < detail.size(); ++i) name += (i ? ", " : " (") + detail[i] + (i + 1 == detail.size() ? ")" : "");
-    names[r.meta.pid] = name;
-    ++uses[name];
+    for (size_t i = 0; i < detail.size(); ++i) l.name += (i ? ", " : " (") + detail[i] + (i + 1 == detail.size() ? ")" : "");
+    labels[r.meta.pid] = l;
   }
+  return labels;
+}
+
+}  // namespace
+
+std::map<int64_t, std::string> process_names(const Analysis& a, bool unique) {
+  std::map<int64_t, std::string> names;
+  std::map<std::string, int> uses;
+  for (const auto& [pid, l] : process_labels(a)) ++uses[names[pid] = l.name];
   // Two processes never share a name: the pid tells apart what the rest cannot.
   for (auto& [pid, name] : names)
-    if (uses[name] > 1) name += " [pid " + std::to_string(pid) + "]";
+    if (unique && uses[name] > 1) name += " [pid " + std::to_string(pid) + "]";
   return names;
+}
+
+std::map<int64_t, std::string> process_kinds(const Analysis& a) {
+  std::map<int64_t, std::string> kinds;
+  for (const auto& [pid, l] : process_labels(a)) kinds[pid] = l.kind;
+  return kinds;
 }
 
 std::unique_ptr<Pass> make_timeline_pass(const AnalyzeOptions&) { return std::make_unique<TimelinePass>(); }

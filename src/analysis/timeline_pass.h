@@ -44,7 +44,12 @@ struct TimelineProc {
 
 // Names a person reads for every process of the job ("training loop (rank
 // 0)", "DataLoader worker 1 (train, epoch 2)", "train.py"), unique per pid.
-std::map<int64_t, std::string> process_names(const Analysis& a);
+// `unique` false: without the " [pid N]" that tells apart equal names (where
+// the pid is printed beside the name anyway).
+std::map<int64_t, std::string> process_names(const Analysis& a, bool unique = true);
+// What kind of process each pid is ("DataLoader workers (train)", "training
+// loop", "python3 train.py"): the job tree sums the processes it does not list by kind.
+std::map<int64_t, std::string> process_kinds(const Analysis& a);
 
 std::unique_ptr<Pass> make_timeline_pass(const AnalyzeOptions& o);
 

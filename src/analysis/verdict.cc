@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "analysis/report_sections.h"
 #include "analysis/serial.h"
 
 namespace strata::analysis {
@@ -581,13 +582,19 @@ class VerdictPass : public Pass {
     auto* st = static_cast<VerdictState*>(s);
     verdict_ = make_verdict(a.job(), st->procs(), st->epoch_read_ns(), a.opts());
   }
-  // By default each piece of advice takes one line (cut, whole in --json and
-  // with --all) so that the report fits a screen.
+  // By default each piece of advice takes one screen line so that the report
+  // fits a screen: its whole text when it fits, else what to do (the part
+  // after the evidence's last ": "); the whole text is in --json and --all.
   void text(const Analysis& an, std::ostream& out) const override {
     out << "Verdict: " << verdict_.bottleneck << "\n  " << verdict_.summary << "\n";
     for (const auto& a : verdict_.advice) {
-      std::string line = "  - [" + a.rule + "] " + a.text;
-      if (!an.opts().all && line.size() > kTextColumns) line = line.substr(0, kTextColumns - 4) + " ...";
+      const std::string head = "  - [" + a.rule + "] ";
+      std::string line = head + a.text;
+      if (!an.opts().all && line.size() > kTextColumns) {
+        const size_t action = a.text.rfind(": ");
+        if (action != std::string::npos) line = head + a.text.substr(action + 2);
+        line = clip_words(line, kTextColumns);
+      }
       out << line << "\n";
     }
   }

@@ -260,13 +260,22 @@ TEST(Staging, GroupedByDirectoryInJsonAndText) {
                    "  stage /job/train/: 5 files, 4.88 KiB, read 4.00x, saves ~10.0 ms\n"
                    "  stage /job/cfg.npz: 1000 B, read 4.00x, saves ~1.50 ms\n"
                    "  stage /job/val/: 4 files, 3.91 KiB, read 2.00x, saves ~1.00 ms\n"
-                   "  total 10 files, 9.77 KiB, expected I/O time saved 12.5 ms\n"
-                   "  do not stage /job/once/: 5 files, 4.88 KiB, read once: staging costs a full read\n"),
+                   "  total 10 files, 9.77 KiB, expected I/O time saved 12.5 ms (not worth staging: 1 item, --all)\n"),
             std::string::npos)
       << t;
+  {
+    AnalyzeOptions all = o;
+    all.all = true;
+    std::ostringstream listed;
+    write_text(job, all, listed);
+    EXPECT_NE(listed.str().find("  total 10 files, 9.77 KiB, expected I/O time saved 12.5 ms\n"
+                                "  do not stage /job/once/: 5 files, 4.88 KiB, read once: staging costs a full read\n"),
+              std::string::npos)
+        << listed.str();
+  }
   // Files table: data set files rolled up by directory (role, then I/O time).
-  EXPECT_NE(t.find("  dataset(train) /job/train/: 5 files, 4.88 KiB, 0 readers\n"
-                   "     reads 50, 0 readers/file; read 19.5 KiB (x4.00), 0/5 whole; read/meta 20.0 ms/0 s\n"),
+  EXPECT_NE(t.find("  dataset(train) /job/train/: 5 files, 4.88 KiB, 0 readers (0/file)\n"
+                   "     read 19.5 KiB (x4.00), 0/5 whole; read/meta 20.0 ms/0 s\n"),
             std::string::npos)
       << t;
   EXPECT_NE(t.find("  data set directories (14 file(s) rolled up, not listed below; --json \"dataset_dirs\"):\n"),
@@ -293,7 +302,7 @@ TEST(Staging, GroupedByDirectoryInJsonAndText) {
             std::string::npos)
       << j;
   // No epoch tags, no dataloader events: no deep-learning summary.
-  EXPECT_EQ(t.find("Deep-learning summary"), std::string::npos);
+  EXPECT_EQ(t.find("Deep learning"), std::string::npos);
   EXPECT_NE(j.find("\"dl_summary\": null"), std::string::npos);
 }
 
@@ -396,8 +405,7 @@ TEST(DlSummary, EpochsLoaderWaitRolesAndFirstEpoch) {
   std::ostringstream text;
   write_text(job, o, text);
   const std::string t = text.str();
-  EXPECT_NE(t.find("\n== Deep-learning summary ==\n4 epochs (tag \"epoch\"); the training loop asked the DataLoader for "
-                   "17 batches and waited 4.20 s\n"),
+  EXPECT_NE(t.find("\n== Deep learning == 4 epochs (tag \"epoch\"), 17 batches; the loops waited 4.20 s for data\n"),
             std::string::npos)
       << t;
   EXPECT_NE(t.find("  0            10.0 s      2.00 s   20.0%        5        0 s    4.00 ms    4.00 KiB\n"),
@@ -417,7 +425,7 @@ TEST(DlSummary, EpochsLoaderWaitRolesAndFirstEpoch) {
   EXPECT_NE(ta.find("  checkpoint                 1         0          0 B         3     3.00 MiB              0 s\n"),
             std::string::npos)
       << ta;
-  EXPECT_LT(t.find("== Deep-learning summary =="), t.find("== Job summary =="));
+  EXPECT_LT(t.find("== Deep learning =="), t.find("== Job == "));
   // The by-epoch table in numeric order too.
   EXPECT_LT(ta.find("\n  2                     4"), ta.find("\n  10                    4")) << ta;
   EXPECT_NE(ta.find("\n  2                     4"), std::string::npos) << ta;

@@ -65,6 +65,25 @@ struct ProcessInfo {
   std::string cmdline() const;   // argv joined by spaces
 };
 
+// What a person calls a process by its command line: the program's base name,
+// with the script's for a Python interpreter ("python3 train.py"); "process"
+// for an empty command. Header-only: the analyzer uses it without the reader.
+inline std::string program_label(const std::string& command) {
+  std::vector<std::string> argv;
+  size_t i = 0;
+  while (i < command.size() && argv.size() < 2) {
+    size_t j = command.find(' ', i);
+    if (j == std::string::npos) j = command.size();
+    if (j > i) argv.push_back(command.substr(i, j - i));
+    i = j + 1;
+  }
+  auto base = [](const std::string& s) { return s.substr(s.find_last_of('/') + 1); };
+  if (argv.empty()) return "process";
+  const std::string prog = base(argv[0]);
+  if (argv.size() > 1 && prog.rfind("python", 0) == 0 && argv[1][0] != '-') return prog + " " + base(argv[1]);
+  return prog;
+}
+
 struct NameInfo {
   std::string name;
   std::string category;

@@ -5,6 +5,7 @@
 
 #include "analysis/serial.h"
 #include "format/json_escape.h"
+#include "strata/reader.h"
 
 namespace strata::analysis {
 
@@ -192,21 +193,6 @@ class TimelinePass : public Pass {
   std::map<int64_t, TimelineProc> procs_;
 };
 
-std::string program(const std::string& cmdline) {
-  std::vector<std::string> argv;
-  size_t i = 0;
-  while (i < cmdline.size() && argv.size() < 2) {
-    size_t j = cmdline.find(' ', i);
-    if (j == std::string::npos) j = cmdline.size();
-    if (j > i) argv.push_back(cmdline.substr(i, j - i));
-    i = j + 1;
-  }
-  auto base = [](const std::string& s) { return s.substr(s.find_last_of('/') + 1); };
-  if (argv.empty()) return "process";
-  const std::string prog = base(argv[0]);
-  if (argv.size() > 1 && prog.rfind("python", 0) == 0 && argv[1][0] != '-') return prog + " " + base(argv[1]);
-  return prog;
-}
 
 std::string rank_suffix(int64_t rank) { return rank >= 0 ? "rank " + std::to_string(rank) : ""; }
 
@@ -273,7 +259,7 @@ std::map<int64_t, ProcessLabel> process_labels(const Analysis& a) {
       else if (p->epoch_min < p->epoch_max)
         detail.push_back("epochs " + std::to_string(p->epoch_min) + "-" + std::to_string(p->epoch_max));
     } else {
-      l.name = p && p->waits > 0 ? "training loop" : program(r.meta.cmdline.empty() ? r.meta.exe : r.meta.cmdline);
+      l.name = p && p->waits > 0 ? "training loop" : reader::program_label(r.meta.cmdline.empty() ? r.meta.exe : r.meta.cmdline);
       l.kind = l.name;
     }
     if (r.meta.rank >= 0) detail.push_back(rank_suffix(r.meta.rank));

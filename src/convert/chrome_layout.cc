@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "strata/reader.h"
+
 namespace strata::convert {
 
 bool ThreadTracks::fits(std::vector<Span>& stack, int64_t start, int64_t end) {
@@ -77,26 +79,6 @@ std::vector<BatchFlows::Flow> BatchFlows::flows() const {
   return out;
 }
 
-namespace {
-
-std::string program(const std::string& command) {
-  std::vector<std::string> argv;
-  size_t i = 0;
-  while (i < command.size() && argv.size() < 2) {
-    size_t j = command.find(' ', i);
-    if (j == std::string::npos) j = command.size();
-    if (j > i) argv.push_back(command.substr(i, j - i));
-    i = j + 1;
-  }
-  auto base = [](const std::string& s) { return s.substr(s.find_last_of('/') + 1); };
-  if (argv.empty()) return "process";
-  const std::string prog = base(argv[0]);
-  if (argv.size() > 1 && prog.rfind("python", 0) == 0 && argv[1][0] != '-') return prog + " " + base(argv[1]);
-  return prog;
-}
-
-}  // namespace
-
 std::string process_label(const ProcessFacts& p) {
   std::string name;
   std::vector<std::string> detail;
@@ -109,7 +91,7 @@ std::string process_label(const ProcessFacts& p) {
   } else if (p.waits_for_batches) {
     name = "training loop";
   } else {
-    name = program(p.command);
+    name = reader::program_label(p.command);
   }
   if (p.rank >= 0) detail.push_back("rank " + std::to_string(p.rank));
   for (size_t i = 0; i < detail.size(); ++i) name += (i ? ", " : " (") + detail[i];

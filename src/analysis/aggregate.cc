@@ -456,6 +456,7 @@ void UnitAgg::count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off)
     case Op::kOpen:
     case Op::kFdopen:
       ++pf.opens;
+      pf.fdopens += f.op == Op::kFdopen;
       pf.meta_ns += e.dur;
       break;
     case Op::kRead:
@@ -622,6 +623,7 @@ void UnitAgg::merge_into(Job& job) {
       fa.path = path;
       ProcFile& pf = p.files[i];
       fa.opens += pf.opens;
+      fa.fdopens += pf.fdopens;
       fa.reads += pf.reads;
       fa.writes += pf.writes;
       fa.stats += pf.stats;

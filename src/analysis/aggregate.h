@@ -108,6 +108,7 @@ struct TagAgg {
 // Per (process, file).
 struct ProcFile {
   uint64_t opens = 0, reads = 0, writes = 0, stats = 0, seeks = 0, mmaps = 0, other_meta = 0;
+  uint64_t fdopens = 0;  // the opens that were fdopen of a descriptor already open (not a new pass)
   int64_t bytes_read = 0, bytes_written = 0, read_ns = 0, write_ns = 0, meta_ns = 0;
   int64_t extent = 0;  // max offset + bytes seen
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
@@ -148,6 +149,7 @@ struct FileAgg {
   std::string path;
   std::vector<FileProc> procs;
   uint64_t opens = 0, reads = 0, writes = 0, stats = 0, seeks = 0, mmaps = 0, other_meta = 0;
+  uint64_t fdopens = 0;
   int64_t bytes_read = 0, bytes_written = 0, read_ns = 0, write_ns = 0, meta_ns = 0;
   int64_t extent = 0;
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;

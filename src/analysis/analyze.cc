@@ -92,7 +92,8 @@ FileVerdict classify_file(const FileAgg& f, const Job& job) {
   v.access = rd && wr ? "read-write" : rd ? "read-only" : wr ? "write-only" : "metadata-only";
   if (job.sizes_known && f.extent > 0 && f.bytes_read > 0)
     v.reread = static_cast<double>(f.bytes_read) / static_cast<double>(f.extent);
-  if (v.reread >= 0 && f.opens > 0) v.per_open = v.reread / static_cast<double>(f.opens);
+  // fdopen of a descriptor already open (numpy.fromfile) is not another pass over the file.
+  if (v.reread >= 0 && f.opens > f.fdopens) v.per_open = v.reread / static_cast<double>(f.opens - f.fdopens);
   // whole vs partial per reading process
   int whole = 0, partial = 0;
   for (auto& fp : f.procs) {
@@ -285,6 +286,7 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
     d.role = v.role;
     ++d.files;
     d.opens += f.opens;
+    d.file_opens += f.opens - f.fdopens;
     d.reads += f.reads;
     d.stats += f.stats;
     d.bytes_read += f.bytes_read;
@@ -313,8 +315,8 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
     d.epochs = static_cast<size_t>(std::unique(a.epochs.begin(), a.epochs.end()) - a.epochs.begin());
     if (job.sizes_known && d.extent > 0 && d.bytes_read > 0)
       d.reread = static_cast<double>(d.bytes_read) / static_cast<double>(d.extent);
-    if (d.reread >= 0 && d.opens > 0)
-      d.per_open = d.reread * static_cast<double>(d.files) / static_cast<double>(d.opens);
+    if (d.reread >= 0 && d.file_opens > 0)
+      d.per_open = d.reread * static_cast<double>(d.files) / static_cast<double>(d.file_opens);
     out.push_back(std::move(d));
   }
   std::sort(out.begin(), out.end(), [](const DatasetDir& x, const DatasetDir& y) {

@@ -59,7 +59,7 @@ struct FileVerdict {
   double reread = -1;           // bytes read / file extent (-1 unknown)
   // reread split in opens x per_open: a file read whole once per epoch has
   // per_open 1; an archive whose index is read again (npz) reads ~1.05 per open.
-  double per_open = -1;         // reread / opens (-1 unknown or no opens)
+  double per_open = -1;         // reread / (opens - fdopens) (-1 unknown or no opens)
   bool metadata_bound = false;  // metadata time > data time
 };
 FileVerdict classify_file(const FileAgg& f, const Job& job);
@@ -87,6 +87,7 @@ struct DatasetDir {
   Role role = Role::kTrainData;
   size_t files = 0;
   uint64_t opens = 0, reads = 0, stats = 0;
+  uint64_t file_opens = 0;  // opens less fdopen of a descriptor already open: passes over the files
   int64_t bytes_read = 0;
   int64_t extent = 0;  // sum of the files' extents (the data set's size as read)
   int64_t read_ns = 0, meta_ns = 0;
@@ -96,7 +97,7 @@ struct DatasetDir {
   size_t whole_files = 0;    // files whose readers read them whole (FileVerdict::read_extent)
   size_t epochs = 0;         // distinct epoch tag values its reads carried
   double reread = -1;        // bytes_read / extent, -1 unknown
-  double per_open = -1;      // reread / (opens per file): more than 1 reads more than the file per open
+  double per_open = -1;      // reread / (file_opens per file): more than 1 reads more than the file per open
 };
 std::vector<DatasetDir> dataset_dirs(const Job& job);
 

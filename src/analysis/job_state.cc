@@ -35,7 +35,7 @@ template <class Ar> void fields(Ar& ar, IntervalSet& x) {
   if constexpr (std::is_same_v<Ar, serial::Reader>) x.freeze(measure, clipped);
 }
 template <class Ar> void fields(Ar& ar, ProcFile& x) {
-  ar(x.opens, x.reads, x.writes, x.stats, x.seeks, x.mmaps, x.other_meta, x.bytes_read, x.bytes_written,
+  ar(x.opens, x.fdopens, x.reads, x.writes, x.stats, x.seeks, x.mmaps, x.other_meta, x.bytes_read, x.bytes_written,
      x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts, x.max_read, x.min_read, x.coverage,
      x.write_epochs, x.read_epochs, x.samples, x.seen, x.offsets_known);
 }
@@ -49,7 +49,7 @@ template <class Ar> void fields(Ar& ar, ProcResult& x) {
 }
 template <class Ar> void fields(Ar& ar, FileProc& x) { ar(x.pid, x.pf); }
 template <class Ar> void fields(Ar& ar, FileAgg& x) {
-  ar(x.path, x.procs, x.opens, x.reads, x.writes, x.stats, x.seeks, x.mmaps, x.other_meta, x.bytes_read,
+  ar(x.path, x.procs, x.opens, x.fdopens, x.reads, x.writes, x.stats, x.seeks, x.mmaps, x.other_meta, x.bytes_read,
      x.bytes_written, x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts, x.seq_reads,
      x.consec_reads, x.counted_reads);
 }

@@ -452,7 +452,7 @@ void print_file(const FileAgg& f, const Job& job, const AnalyzeOptions& o, std::
   out << "     role evidence [";
   for (size_t i = 0; i < v.evidence.size(); ++i) out << (i ? "; " : "") << v.evidence[i];
   out << "]\n     pattern " << v.pattern << ", reads " << v.read_extent;
-  if (v.reread >= 0) out << ", re-read " << reread_split(v.reread, static_cast<double>(f.opens), v.per_open);
+  if (v.reread >= 0) out << ", re-read " << reread_split(v.reread, static_cast<double>(f.opens - f.fdopens), v.per_open);
   out << (v.metadata_bound ? ", metadata-bound" : ", data-bound") << "\n";
 }
 
@@ -469,7 +469,7 @@ void print_dataset_dir(const DatasetDir& d, const Job& job, std::ostream& out) {
   if (job.sizes_known) {
     out << "read " << fmt_bytes(d.bytes_read);
     if (d.reread >= 0)
-      out << " (" << reread_split(d.reread, static_cast<double>(d.opens) / static_cast<double>(d.files), d.per_open) << ")";
+      out << " (" << reread_split(d.reread, static_cast<double>(d.file_opens) / static_cast<double>(d.files), d.per_open) << ")";
     out << ", ";
   }
   out << d.whole_files << "/" << d.files << " whole; read/meta " << fmt_s(d.read_ns) << "/" << fmt_s(d.meta_ns) << "\n";
@@ -783,7 +783,7 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
     out << "], \"processes\": " << v.nprocs << ", \"shared\": " << (v.shared ? "true" : "false")
         << ", \"access\": " << json_str(v.access) << ", \"read_extent\": " << json_str(v.read_extent)
         << ", \"pattern\": " << json_str(v.pattern) << ", \"reread\": " << v.reread << ", \"reread_per_open\": " << v.per_open
-        << ", \"metadata_bound\": " << (v.metadata_bound ? "true" : "false") << ", \"opens\": " << f.opens
+        << ", \"metadata_bound\": " << (v.metadata_bound ? "true" : "false") << ", \"opens\": " << f.opens << ", \"fdopens\": " << f.fdopens
         << ", \"reads\": " << f.reads << ", \"writes\": " << f.writes << ", \"stats\": " << f.stats
         << ", \"seeks\": " << f.seeks << ", \"mmaps\": " << f.mmaps << ", \"bytes_read\": " << (job.sizes_known ? f.bytes_read : -1)
         << ", \"bytes_written\": " << (job.sizes_known ? f.bytes_written : -1)
@@ -821,7 +821,8 @@ void json_dataset_dirs([[maybe_unused]] const Job& job, [[maybe_unused]] const A
     for (size_t i = 0; i < dirs.size(); ++i) {
       auto& d = dirs[i];
       out << (i ? ",\n  " : "\n  ") << "{\"dir\": " << json_str(d.dir) << ", \"role\": " << json_str(role_name(d.role))
-          << ", \"files\": " << d.files << ", \"opens\": " << d.opens << ", \"reads\": " << d.reads
+          << ", \"files\": " << d.files << ", \"opens\": " << d.opens << ", \"file_opens\": " << d.file_opens
+          << ", \"reads\": " << d.reads
           << ", \"stats\": " << d.stats << ", \"bytes_read\": " << (job.sizes_known ? d.bytes_read : -1)
           << ", \"extent\": " << (job.sizes_known ? d.extent : -1) << ", \"reread\": " << d.reread << ", \"reread_per_open\": " << d.per_open
           << ", \"read_ns\": " << d.read_ns << ", \"meta_ns\": " << d.meta_ns << ", \"readers\": " << d.readers

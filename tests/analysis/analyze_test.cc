@@ -297,7 +297,7 @@ TEST(Staging, GroupedByDirectoryInJsonAndText) {
                    "2500000, \"bytes_read\": 5000, \"reread\": 1, \"reason\": \"read once\"}]"),
             std::string::npos)
       << j;
-  EXPECT_NE(j.find("{\"dir\": \"/job/val/\", \"role\": \"dataset(validation)\", \"files\": 4, \"opens\": 0, "
+  EXPECT_NE(j.find("{\"dir\": \"/job/val/\", \"role\": \"dataset(validation)\", \"files\": 4, \"opens\": 0, \"file_opens\": 0, "
                    "\"reads\": 40, \"stats\": 0, \"bytes_read\": 8000, \"extent\": 4000, \"reread\": 2,"),
             std::string::npos)
       << j;

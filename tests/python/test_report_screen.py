@@ -91,3 +91,35 @@ def test_path_lists_the_files_under_it(trace):
     assert "  ... %d more (--top N, --all)\n" % (len(under) - 3) in text
     on_json = json.loads(analyze(trace, "--json", "--path", "/usr/"))["files"]
     assert sorted(f["path"] for f in on_json) == sorted(under)
+
+
+@pytest.mark.parametrize("kind", ["npy", "npz"])
+def test_reread_factor_split_in_opens_and_per_open(kind, tmp_path):
+    # 20 files read whole in each of 3 passes: the re-read factor is 3 opens
+    # per file times what one open reads; numpy reads an .npz archive's index
+    # again (more than the file per open), an .npy file exactly once.
+    script = os.path.join(conftest.SCRIPTS, "reread_job.py")
+    data, trace = str(tmp_path / "data"), str(tmp_path / "trace")
+    subprocess.run([conftest.PYTHON, script, data, "gen", kind, "20"], check=True, timeout=120)
+    conftest.run_traced(trace, [conftest.PYTHON, script, data, "read", "3"])
+    import json
+    report = json.loads(analyze(trace, "--json"))
+    dirs = [d for d in report["dataset_dirs"] if d["dir"] == data + "/"]
+    assert len(dirs) == 1, report["dataset_dirs"]
+    d = dirs[0]
+    # np.load of an .npy file opens it, then numpy.fromfile fdopens a dup of
+    # the descriptor: 2 opens per load, one of them a new pass over the file.
+    assert (d["files"], d["file_opens"]) == (20, 60)
+    assert d["opens"] == (120 if kind == "npy" else 60)
+    size = sum(os.path.getsize(os.path.join(data, n)) for n in os.listdir(data))
+    assert d["extent"] == size
+    assert d["reread"] == pytest.approx(d["bytes_read"] / size, rel=1e-5)
+    assert d["reread_per_open"] == pytest.approx(d["reread"] / 3, rel=1e-5)
+    if kind == "npy":
+        # Python's buffered read of the header (4 KiB) and then the array
+        # again through the fdopen'ed stream: ~2x the file per pass.
+        assert d["reread_per_open"] > 1.5
+    else:
+        assert d["reread_per_open"] > 1.05  # the zip index read again: more than the file per open
+    text = analyze(trace, "--section", "files")
+    assert "(x%.2f = 3.00 opens/file x %.2f/open)" % (d["reread"], d["reread_per_open"]) in text, text

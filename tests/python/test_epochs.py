@@ -210,11 +210,15 @@ def test_one_critical_path_per_rank(two_ranks):
         assert [e["workers"] for e in x["epochs"]] == [2, 2], x["epochs"]
         t = x["total"]
         assert t["compute_ns"] + t["wait_ns"] + t["checkpoint_ns"] == t["loop_ns"]
+    # Worker start-up (dataloader.iter) weighs on both and grows with the
+    # machine's load: compare the ranks, which differ by design.
     r0, r1 = ranks[0]["total"], ranks[1]["total"]
-    assert r0["wait_share"] >= 0.6, r0
-    assert r0["during_wait"]["cpu_share"] >= 0.5, r0  # its workers were in their 40 ms per sample
-    assert r1["wait_share"] < 0.5, r1
-    assert r1["compute_ns"] >= 8 * 0.1 * S
+    assert r1["compute_ns"] >= 8 * 0.1 * S, r1  # its 100 ms per batch
+    assert r0["compute_ns"] < r1["compute_ns"] / 2, (r0, r1)
+    assert r0["next_ns"] > r1["next_ns"], (r0, r1)  # rank 0 waits for its slow workers
+    assert r0["wait_share"] > r1["wait_share"], (r0, r1)
+    # While rank 0 waited its workers were in their 40 ms per sample; rank 1's had nothing to do.
+    assert r0["during_wait"]["cpu_share"] > r1["during_wait"]["cpu_share"], (r0, r1)
     # The top level stays the single-loop shape: the loop that waited longest (rank 0).
     assert cp["loop_pid"] == ranks[0]["loop_pid"] and cp["rank"] == 0
     assert cp["total"] == ranks[0]["total"]

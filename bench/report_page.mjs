@@ -5,7 +5,7 @@
 // of 5 loads, with the page's own script time (CDP Performance metrics)
 // and the timeline's zoom redraw.
 //
-//   node bench/report_page.mjs --page r.html [--loads 5] [--chromium /usr/bin/chromium]
+//   node bench/report_page.mjs --page r.html [--loads 5] [--label "256 processes"] [--chromium /usr/bin/chromium]
 //
 // A report, not a test: it exits 0 whatever the figures (bench/report_page.sh).
 import {statSync} from 'node:fs';
@@ -59,6 +59,9 @@ console.log('first screen drawn (verdict, bar, heatmap, timeline; page clock fro
 console.log('every view drawn (navigation to the last chart): best ' + sorted(draws)[0] + ' ms, median ' + med(draws) +
             ' ms over ' + draws.length + ' loads; script ' + med(scripts).toFixed(0) + ' ms; zoom redraw ' + zoom.toFixed(1) + ' ms');
 if (errors.length) console.log('page errors: ' + errors.join(' | '));
-console.log('| report page, ' + path.basename(opts.page) + ' | ' + (bytes / 1e6).toFixed(2) + ' MB | < 5 MB | ' + (bytes < 5e6 ? 'ok' : 'MISSED') + ' |');
-console.log('| first draw: first screen (median) | ' + med(firsts) + ' ms | < 2000 ms | ' + (med(firsts) < 2000 ? 'ok' : 'MISSED') + ' |');
-console.log('| every view drawn (median) | ' + med(draws) + ' ms | < 2000 ms | ' + (med(draws) < 2000 ? 'ok' : 'MISSED') + ' |');
+const label = opts.label || path.basename(opts.page);
+const row = (what, value, budget, ok) => console.log('| ' + label + ' | ' + what + ' | ' + value + ' | ' + budget + ' | ' +
+                                                     (ok ? 'ok' : 'MISSED') + ' |');
+row('page size', (bytes / 1e6).toFixed(2) + ' MB', '< 5 MB', bytes < 5e6);
+row('first draw: first screen (median)', med(firsts) + ' ms', '< 2000 ms', med(firsts) < 2000);
+row('every view drawn (median)', med(draws) + ' ms', '< 2000 ms', med(draws) < 2000);

@@ -1,13 +1,37 @@
 // The report page's views (strata analyze --html), embedded into the page at
 // build time (src/analysis/CMakeLists.txt). The page defines `D`, the report's
-// data (src/analysis/report_html.cc), before this script; Chart.js comes
+// data (src/analysis/report_html.cc), before this script; web/report_plots.js
 // before both. Every view counts itself in body[data-charts-drawn] and the
 // page says how many it expects in body[data-charts-expected], so a headless
 // browser test can tell a view that failed from one that was never drawn.
 let drawn = 0;
 let expected = 0;
 const done = () => { drawn++; document.body.dataset.chartsDrawn = drawn; };
-Chart.defaults.animation = false;
+// Views below the first screen: each drawn when it comes near the viewport
+// (IntersectionObserver), or else a few per task after the first screen, so
+// the first screen never waits for them and none needs scrolling to appear.
+const lazyViews = [];
+const later = (host, draw) => { expected++; lazyViews.push({host, draw, drawn: false}); };
+const drawLazy = (v) => { if (v.drawn) return; v.drawn = true; v.draw(); done(); };
+const startLazyViews = () => {
+  const seen = new IntersectionObserver((entries) => entries.forEach((e) => {
+    if (e.isIntersecting) drawLazy(lazyViews.find((v) => v.host === e.target));
+  }), {rootMargin: '300px'});
+  lazyViews.forEach((v) => seen.observe(v.host));
+  // Several views per task, up to ~50 ms: each task ends in a frame that
+  // lays out and paints the whole page, which costs more than a chart.
+  let next = 0;
+  const pump = () => {
+    const start = performance.now();
+    do {
+      while (next < lazyViews.length && lazyViews[next].drawn) next++;
+      if (next === lazyViews.length) { seen.disconnect(); return; }
+      drawLazy(lazyViews[next]);
+    } while (performance.now() - start < 50);
+    setTimeout(pump, 0);
+  };
+  setTimeout(pump, 0);
+};
 const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
   '#bcbd22', '#17becf'];
 const R = D.report;
@@ -15,6 +39,9 @@ const el = (tag, text, cls) => { const e = document.createElement(tag); if (text
   if (cls) e.className = cls; return e; };
 const seconds = (s) => s >= 1 ? s.toPrecision(3) + ' s' : s >= 1e-3 ? (s * 1e3).toPrecision(3) + ' ms'
   : (s * 1e6).toPrecision(3) + ' \u00b5s';
+// A legend box right after the chart's box (the heading stays right before it).
+const legendAfter = (canvas) => { const l = el('div', undefined, 'plot-legend'); canvas.parentElement.after(l); return l; };
+const count = (n) => n >= 1e6 ? (n / 1e6).toPrecision(3) + ' M' : n >= 1e4 ? (n / 1e3).toPrecision(3) + ' k' : String(n);
 const bytes = (b) => { const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB']; let i = 0;
   while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; } return (i ? b.toPrecision(3) : b) + ' ' + u[i]; };
 
@@ -79,11 +106,11 @@ const decodeLevels = (row, n) => {
     parts.push(['other', Math.max(0, span - parts.reduce((t, x) => t + x[1], 0))]);
     parts = parts.map(([k, ns]) => [k, 100 * ns / span]);
   }
-  new Chart(document.getElementById('shares'), {type: 'bar',
-    data: {labels: [label], datasets: parts.map(([k, pct], i) => ({label: k + ' ' + pct.toFixed(1) + '%', data: [pct],
-      backgroundColor: palette[[2, 3, 1, 7][i % 4]]}))},
-    options: {indexAxis: 'y', maintainAspectRatio: false,
-      scales: {x: {stacked: true, max: 100, title: {display: true, text: '% of the time'}}, y: {stacked: true}}}});
+  const c = document.getElementById('shares');
+  drawBars(c, legendAfter(c), {categories: [label], horizontal: true, stacked: true, max: 100,
+    valueTitle: '% of the time', valueText: (v) => String(Math.round(v)),
+    series: parts.map(([k, pct], i) => ({label: k + ' ' + pct.toFixed(1) + '%', values: [pct],
+      colour: palette[[2, 3, 1, 7][i % 4]]}))});
   done();
 }
 
@@ -132,6 +159,7 @@ const decodeLevels = (row, n) => {
     procs.forEach((p, r) => g.fillText(procName(p).slice(0, 42), 2, r * rowH + rowH - 3));
   }
   g.fillStyle = '#222';
+  g.font = '11px sans-serif';  // the row labels' size shrinks with the rows; the axis's does not
   const y = procs.length * rowH + 16;
   for (let i = 0; i <= 4; i++) g.fillText((total * i / 4).toFixed(2) + ' s', labelW + plotW * i / 4 - (i ? 30 : 0), y);
   g.fillText('max ' + (D.sizes_known ? bytes(D.heat_max) : D.heat_max + ' ops') + ' per ' + seconds(D.bin_s) + ' bin',
@@ -148,51 +176,88 @@ const decodeLevels = (row, n) => {
   document.body.dataset.firstScreenMs = Math.round(performance.now());
 }
 
-// ---- per epoch (or --by key): I/O, compute, loader wait ------------------------------
-{
-  expected++;
-  document.getElementById('groups-title').textContent = 'Time per ' + D.by + ' (summed over processes)';
-  const hasWait = D.groups.some((x) => x[3] > 0);
-  const ds = [{label: 'I/O time (s)', data: D.groups.map((x) => x[1]), backgroundColor: palette[0]},
-    {label: 'compute time (s)', data: D.groups.map((x) => x[2]), backgroundColor: palette[2]}];
-  if (hasWait) ds.push({label: 'loader wait (s)', data: D.groups.map((x) => x[3]), backgroundColor: palette[3]});
-  new Chart(document.getElementById('groups'), {type: 'bar', data: {labels: D.groups.map((x) => x[0]), datasets: ds},
-    options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: D.by}},
-      y: {title: {display: true, text: 'seconds'}}}}});
-  done();
+// ---- the critical path of every training loop (one per rank) ------------------------------
+// Per loop: its time split into compute, waiting for a batch (split by what
+// its loader workers were doing meanwhile, in proportion), starting/stopping
+// workers and checkpoints; the table has the figures (critical_path in --json).
+if (D.paths && D.paths.length) {
+  const host = document.getElementById('paths');
+  host.appendChild(el('h2', 'Critical path of each training loop (' + D.paths.length + (D.paths.length > 1 ? ' loops, one per rank)' : ' loop)')));
+  host.appendChild(el('p', 'Share of each loop\'s time; the wait for a batch is split by what that loop\'s own loader ' +
+    'workers did during it (reading, CPU in a batch, idle).', 'hint'));
+  const div = el('div', undefined, 'chart');
+  const pathsHeight = Math.max(110, Math.min(640, 60 + 22 * D.paths.length));
+  div.style.height = pathsHeight + 'px';
+  const c = el('canvas'); c.id = 'paths-chart'; div.appendChild(c); host.appendChild(div);
+  const t = el('table'); t.id = 'paths-table';
+  const head = el('tr');
+  ['loop', 'loop time', 'waited', 'start/stop', 'checkpoint', 'workers', 'while waiting: reading', 'CPU', 'idle',
+    'reads hidden'].forEach((h) => head.appendChild(el('th', h)));
+  t.appendChild(head);
+  const pc = (x) => (100 * x).toFixed(1) + '%';
+  D.paths.forEach((p) => {
+    const tr = el('tr');
+    [p.label, seconds(p.loop_ns / 1e9), pc(p.wait_ns / Math.max(1, p.loop_ns)),
+      pc((p.startup_ns + p.shutdown_ns) / Math.max(1, p.loop_ns)), pc(p.checkpoint_ns / Math.max(1, p.loop_ns)),
+      p.loaders === 'loop' ? 'none (num_workers=0)' : String(p.workers), pc(p.read_share), pc(p.cpu_share),
+      p.loaders === 'loop' ? '-' : pc(p.idle_share), p.worker_read_ns > 0 ? pc(p.hidden_share) : '-']
+      .forEach((x) => tr.appendChild(el('td', x)));
+    t.appendChild(tr);
+  });
+  host.appendChild(t);
+  later(div, () => {
+    const parts = [
+      ['compute', (p) => p.compute_ns, 2],
+      ['waiting, workers reading', (p) => p.next_ns * p.read_share, 0],
+      ['waiting, workers on CPU', (p) => p.next_ns * p.cpu_share, 1],
+      ['waiting, workers idle', (p) => p.next_ns * (1 - p.read_share - p.cpu_share), 3],
+      ['starting/stopping workers', (p) => p.startup_ns + p.shutdown_ns, 7],
+      ['checkpoint', (p) => p.checkpoint_ns, 4]];
+    drawBars(c, legendAfter(c), {categories: D.paths.map((p) => p.label), horizontal: true, stacked: true, max: 100,
+      height: pathsHeight,
+      valueTitle: '% of the loop\'s time', valueText: (v) => String(Math.round(v)),
+      series: parts.map(([label, ns, colour]) => ({label, colour: palette[colour],
+        values: D.paths.map((p) => Math.max(0, 100 * ns(p) / Math.max(1, p.loop_ns)))}))});
+    c.dataset.loops = D.paths.length;
+  });
 }
+
+// ---- per epoch (or --by key): I/O, compute, loader wait ------------------------------
+document.getElementById('groups-title').textContent = 'Time per ' + D.by + ' (summed over processes)';
+later(document.getElementById('groups').parentElement, () => {
+  const hasWait = D.groups.some((x) => x[3] > 0);
+  const c = document.getElementById('groups');
+  const series = [{label: 'I/O time', values: D.groups.map((x) => x[1]), colour: palette[0]},
+    {label: 'compute time', values: D.groups.map((x) => x[2]), colour: palette[2]}];
+  if (hasWait) series.push({label: 'loader wait', values: D.groups.map((x) => x[3]), colour: palette[3]});
+  drawBars(c, legendAfter(c), {categories: D.groups.map((x) => x[0]), series, categoryTitle: D.by,
+    valueTitle: 'seconds', valueText: (v) => v === 0 ? '0' : v.toPrecision(3).replace(/\.?0+$/, '')});
+});
 
 // ---- operation counts -----------------------------------------------------------------
-{
-  expected++;
+later(document.getElementById('ops').parentElement, () => {
   const top = [...(R.functions || [])].sort((a, b) => b.count - a.count).slice(0, 12);
-  new Chart(document.getElementById('ops'), {type: 'bar', data: {labels: top.map((f) => f.layer + ' ' + f.name),
-    datasets: [{label: 'calls', data: top.map((f) => f.count), backgroundColor: palette[4]}]},
-    options: {indexAxis: 'y', maintainAspectRatio: false, scales: {x: {title: {display: true, text: 'calls'}}}}});
-  done();
-}
+  const c = document.getElementById('ops');
+  drawBars(c, legendAfter(c), {categories: top.map((f) => f.layer + ' ' + f.name), horizontal: true, valueTitle: 'calls',
+    valueText: count, series: [{label: 'calls', values: top.map((f) => f.count), colour: palette[4]}]});
+});
 
 // ---- access sizes (Darshan buckets) ------------------------------------------------------
-{
-  expected++;
+later(document.getElementById('sizes').parentElement, () => {
   const labels = ['0-100', '100-1K', '1K-10K', '10K-100K', '100K-1M', '1M-4M', '4M-10M', '10M-100M', '100M-1G', '1G+'];
-  new Chart(document.getElementById('sizes'), {type: 'bar', data: {labels, datasets: [
-    {label: 'reads', data: D.sizes_r, backgroundColor: palette[0]},
-    {label: 'writes', data: D.sizes_w, backgroundColor: palette[1]}]},
-    options: {maintainAspectRatio: false, scales: {x: {title: {display: true, text: 'request size (bytes)'}},
-      y: {title: {display: true, text: D.sizes_known ? 'requests' : 'sizes unknown'}}}}});
-  done();
-}
+  const c = document.getElementById('sizes');
+  drawBars(c, legendAfter(c), {categories: labels, categoryTitle: 'request size (bytes)',
+    valueTitle: D.sizes_known ? 'requests' : 'sizes unknown', valueText: count,
+    series: [{label: 'reads', values: D.sizes_r, colour: palette[0]}, {label: 'writes', values: D.sizes_w, colour: palette[1]}]});
+});
 
 // ---- files by access ----------------------------------------------------------------------
-{
-  expected++;
+later(document.getElementById('access').parentElement, () => {
   const kinds = ['read-only', 'write-only', 'read-write', 'metadata-only'];
-  new Chart(document.getElementById('access'), {type: 'bar', data: {labels: kinds,
-    datasets: [{label: 'files', data: kinds.map((k) => D.access[k] || 0), backgroundColor: palette[5]}]},
-    options: {maintainAspectRatio: false, scales: {y: {title: {display: true, text: 'files'}}}}});
-  done();
-}
+  const c = document.getElementById('access');
+  drawBars(c, legendAfter(c), {categories: kinds, valueTitle: 'files', valueText: count,
+    series: [{label: 'files', values: kinds.map((k) => D.access[k] || 0), colour: palette[5]}]});
+});
 
 // ---- staging advice (with --stage-capacity) ---------------------------------------------
 if (R.staging && R.staging.groups) {
@@ -214,19 +279,12 @@ if (R.staging && R.staging.groups) {
 }
 
 // ---- spatial and temporal patterns of the data set and checkpoint files ---------------
-// Colour = request size in 8 log-scale classes, one dataset (legend entry) each:
-// the legend is the colour scale, and one colour per dataset keeps Chart.js
-// from resolving a style per point (a third of the time of per-point colours).
+// Drawn on a canvas (web/report_plots.js), colour = request size in 8
+// log-scale classes; the legend below each plot is the colour scale.
 {
   const host = document.getElementById('patterns');
-  const CLASSES = 8;
   D.files.forEach((f, i) => {
-    const maxSize = Math.max(1, ...f.points.map((p) => p[2]));
-    const classOf = (size) => Math.min(CLASSES - 1, Math.floor(CLASSES * Math.log1p(Math.max(0, size)) / Math.log1p(maxSize + 1)));
-    const bounds = (k) => [Math.ceil(Math.expm1(k * Math.log1p(maxSize + 1) / CLASSES)),
-      Math.ceil(Math.expm1((k + 1) * Math.log1p(maxSize + 1) / CLASSES)) - 1];
     for (const kind of ['spatial', 'temporal']) {
-      expected++;
       host.appendChild(el('h2', (kind === 'spatial' ? 'Spatial pattern (offset by process): '
         : 'Temporal pattern (offset over time): ') + f.path));
       const shown = f.points.length < f.samples ? f.points.length + ' of ' + f.samples + ' sampled accesses, evenly spaced; '
@@ -234,26 +292,11 @@ if (R.staging && R.staging.groups) {
       host.appendChild(el('p', shown + 'colour: request size, blue small to red large', 'hint'));
       const div = el('div', undefined, 'chart');
       const c = el('canvas'); c.id = kind + i; div.appendChild(c); host.appendChild(div);
-      const classes = Array.from({length: CLASSES}, () => []);
-      f.points.forEach((p) => classes[classOf(p[2])].push({x: kind === 'spatial' ? p[3] : p[0], y: p[1]}));
-      const datasets = [];
-      classes.forEach((pts, k) => {
-        if (!pts.length) return;
-        const [lo, hi] = bounds(k);
-        datasets.push({label: 'requests ' + bytes(lo) + ' - ' + bytes(Math.min(hi, maxSize)) + ' (' + pts.length + ')', data: pts,
-          backgroundColor: 'hsl(' + Math.round(240 - 240 * k / (CLASSES - 1)) + ',80%,45%)', pointRadius: 2, borderWidth: 0});
-      });
-      c.dataset.points = f.points.length;
-      c.dataset.pointsDrawn = datasets.reduce((n, d) => n + d.data.length, 0);
-      // Below the first screen: one chart per task, so the browser paints what is on screen first.
-      setTimeout(() => {
-        new Chart(c, {type: 'scatter', data: {datasets},
-          options: {maintainAspectRatio: false, parsing: false, normalized: true,
-            scales: {x: {type: 'linear', title: {display: true, text: kind === 'spatial' ? 'pid' : 'time (s)'}},
-              y: {type: 'linear', title: {display: true, text: 'file offset (B)'}}}}});
-        done();
-      }, 0);
+      const legend = el('div', undefined, 'plot-legend');
+      host.appendChild(legend);
+      later(div, () => drawPattern(c, legend, f, kind, bytes));
     }
   });
 }
 document.body.dataset.chartsExpected = expected;
+startLazyViews();

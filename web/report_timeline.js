@@ -107,38 +107,43 @@ function drawTimeline() {
   let view = [0, total];
 
   const bandAt = new Int16Array(plotW);
+  const rgba = (r, gg, b) => (255 << 24 | b << 16 | gg << 8 | r) >>> 0;
+  // Each lane's colour per level, computed once (little-endian: 0xAABBGGRR).
+  const shade = (lane) => Uint32Array.from({length: TOP_LEVEL + 1}, (_, v) => {
+    const a = 0.3 + 0.7 * v / TOP_LEVEL, mix = (c) => Math.round(255 - a * (255 - c));
+    return rgba(mix(lane.rgb[0]), mix(lane.rgb[1]), mix(lane.rgb[2]));
+  });
+  const shades = new Map(TL.LANES.map((l) => [l, shade(l)]));
+  const bandColour = [rgba(232, 238, 248), rgba(244, 244, 244)];
+  const white = rgba(255, 255, 255);
+  const img = g.createImageData(plotW, Math.max(1, plotH));
+  const buf = new Uint32Array(img.data.buffer);
   const draw = () => {
     const px = TL.pixelColumns(view[0], view[1], plotW, colS, cols);
-    const img = g.createImageData(plotW, Math.max(1, plotH));
-    const buf = new Uint32Array(img.data.buffer);  // little-endian: 0xAABBGGRR
-    const rgba = (r, gg, b) => (255 << 24 | b << 16 | gg << 8 | r) >>> 0;
-    // Epoch bands behind the rows.
+    // Epoch bands behind the rows: one background row, copied down.
     const perPx = (view[1] - view[0]) / plotW;
     bandAt.fill(-1);
     D.epochs.forEach(([, from, to], i) => {
       const a = Math.max(0, Math.floor((from - view[0]) / perPx)), b = Math.min(plotW, Math.ceil((to - view[0]) / perPx));
       for (let x = a; x < b; x++) bandAt[x] = i;
     });
-    const bandColour = [rgba(232, 238, 248), rgba(244, 244, 244)];
-    const white = rgba(255, 255, 255);
-    for (let y = 0; y < plotH; y++)
-      for (let x = 0; x < plotW; x++) buf[y * plotW + x] = bandAt[x] < 0 ? white : bandColour[bandAt[x] % 2];
+    for (let x = 0; x < plotW; x++) buf[x] = bandAt[x] < 0 ? white : bandColour[bandAt[x] % 2];
+    for (let y = 1; y < plotH; y++) buf.copyWithin(y * plotW, 0, plotW);
     let lanesDrawn = 0;
     rows.forEach((row, r) => {
       const n = row.lanes.length;
       const inner = rowH - (rowH > 5 ? 1 : 0);
       row.lanes.forEach(({lane, levels}, k) => {
-        const y0 = r * rowH + Math.floor(k * inner / n), y1 = r * rowH + Math.floor((k + 1) * inner / n);
-        const lv = TL.pixelLevels(levels, px);
+        const y0 = r * rowH + Math.floor(k * inner / n), y1 = Math.max(r * rowH + Math.floor((k + 1) * inner / n), y0 + 1);
+        const lv = TL.pixelLevels(levels, px), colour = shades.get(lane);
         let any = false;
         for (let x = 0; x < plotW; x++) {
           if (!lv[x]) continue;
           any = true;
-          const a = 0.3 + 0.7 * lv[x] / TOP_LEVEL;
-          const c = rgba(Math.round(255 - a * (255 - lane.rgb[0])), Math.round(255 - a * (255 - lane.rgb[1])),
-            Math.round(255 - a * (255 - lane.rgb[2])));
-          for (let y = y0; y < Math.max(y1, y0 + 1); y++) buf[y * plotW + x] = c;
+          buf[y0 * plotW + x] = colour[lv[x]];
         }
+        // The lane's other pixel rows repeat its first.
+        for (let y = y0 + 1; y < y1; y++) buf.copyWithin(y * plotW, y0 * plotW, y0 * plotW + plotW);
         if (any) lanesDrawn++;
       });
     });

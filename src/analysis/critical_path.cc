@@ -274,21 +274,6 @@ struct Segment {
   int64_t step = -1;
 };
 
-struct EpochPath {
-  std::string epoch;
-  Span span;
-  size_t workers = 0;
-  uint64_t steps = 0;
-  PathFigures f;
-};
-
-struct StepPath {
-  std::string epoch;
-  int64_t step = -1;
-  int64_t start = 0;
-  PathFigures f;
-};
-
 // The loop's segments inside `span`: its waits and checkpoints, compute between.
 std::vector<Segment> segments(const std::vector<LoopEvent>& loop, Span span) {
   std::vector<Segment> out;
@@ -315,30 +300,67 @@ class CriticalPathPass : public Pass {
  public:
   const char* name() const override { return "critical_path"; }
   std::unique_ptr<PassState> new_state() const override { return std::make_unique<CriticalPathState>(); }
-  void finish(Analysis&, PassState* s) override { compute(static_cast<CriticalPathState*>(s)->procs()); }
+  void finish(Analysis& a, PassState* s) override { compute(a.job(), static_cast<CriticalPathState*>(s)->procs()); }
   void text(const Analysis& a, std::ostream& out) const override;
   void json(const Analysis& a, JsonSection& out) const override;
+  const std::vector<LoopPath>& loops() const { return loops_; }
 
  private:
-  void compute(std::map<int64_t, CpProc>& procs);
-  void sweep(const std::vector<Segment>& segs, const std::vector<WorkerSpans>& workers, EpochPath& ep);
+  void compute(const Job& job, std::map<int64_t, CpProc>& procs);
+  void trace_loop(CpProc& loop, const std::vector<WorkerSpans>& own_workers, bool list_steps, LoopPath& path);
+  void sweep(const std::vector<Segment>& segs, const std::vector<WorkerSpans>& workers, bool list_steps, LoopPath& path,
+             EpochPath& ep);
 
-  bool present_ = false;
-  int64_t loop_pid_ = -1;
-  bool self_loading_ = false;  // num_workers=0: the loop loads its own batches
+  std::vector<LoopPath> loops_;  // by rank, then pid
+  size_t main_ = 0;              // the loop that waited longest: the top-level JSON
   bool approximate_ = false;
   uint64_t dropped_ = 0;
-  std::vector<EpochPath> epochs_;
-  std::vector<StepPath> steps_;
-  uint64_t steps_total_ = 0;
-  PathFigures total_;
 };
 
-void CriticalPathPass::compute(std::map<int64_t, CpProc>& procs) {
+// A loop has epochs to cut: a wait for the training loader tagged with an epoch.
+bool is_training_loop(const CpProc& p) {
+  return std::any_of(p.loop.begin(), p.loop.end(),
+                     [](const LoopEvent& e) { return e.kind == Kind::kNext && e.training && !e.epoch.empty(); });
+}
+
+void CriticalPathPass::compute(const Job& job, std::map<int64_t, CpProc>& procs) {
+  const ProcessTree meta = process_tree(job);
+  std::map<int64_t, int64_t> loop_rank;
   for (const auto& [pid, p] : procs)
-    if (p.nexts && (loop_pid_ < 0 || p.next_ns > procs.at(loop_pid_).next_ns)) loop_pid_ = pid;
-  if (loop_pid_ < 0) return;
-  CpProc& loop = procs.at(loop_pid_);
+    if (is_training_loop(p)) loop_rank[pid] = meta.count(pid) ? meta.at(pid)->rank : -1;
+  if (loop_rank.empty()) return;
+  std::map<int64_t, std::vector<WorkerSpans>> workers;  // by loop pid
+  for (auto& [pid, p] : procs) {
+    approximate_ = approximate_ || p.coarse;
+    dropped_ += p.dropped;
+    if (loop_rank.count(pid) || p.worker < 0 || p.loader > 0) continue;
+    const int64_t owner = owner_loop(pid, meta, loop_rank);
+    if (owner < 0) continue;
+    WorkerSpans w{&p, p.reads, p.batches};
+    union_spans(w.reads);
+    union_spans(w.batches);
+    workers[owner].push_back(std::move(w));
+  }
+  int64_t main_pid = -1;
+  for (const auto& [pid, r] : loop_rank)
+    if (main_pid < 0 || procs.at(pid).next_ns > procs.at(main_pid).next_ns) main_pid = pid;
+  for (const auto& [pid, rank] : loop_rank) {
+    LoopPath path;
+    path.pid = pid;
+    path.rank = rank;
+    path.next_ns = procs.at(pid).next_ns;
+    trace_loop(procs.at(pid), workers[pid], pid == main_pid, path);
+    loops_.push_back(std::move(path));
+  }
+  std::sort(loops_.begin(), loops_.end(), [](const LoopPath& a, const LoopPath& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.pid < b.pid;
+  });
+  for (size_t i = 0; i < loops_.size(); ++i)
+    if (loops_[i].pid == main_pid) main_ = i;
+}
+
+void CriticalPathPass::trace_loop(CpProc& loop, const std::vector<WorkerSpans>& own_workers, bool list_steps,
+                                  LoopPath& path) {
   std::sort(loop.loop.begin(), loop.loop.end(), [](const LoopEvent& a, const LoopEvent& b) { return a.ts < b.ts; });
   // The training loader's epochs: first iter/next to the end of its pass or last next.
   // Without a pass event (a loop left with break) the epoch runs to the
@@ -356,23 +378,12 @@ void CriticalPathPass::compute(std::map<int64_t, CpProc>& procs) {
     auto t = loop.tagged.find(epoch);
     span.end = p != pass_end.end() ? p->second : t != loop.tagged.end() ? t->second.end : span.end;
   }
-  if (spans.empty()) return;
-  present_ = true;
-  for (auto& [epoch, span] : spans) epochs_.push_back({epoch, span, 0, 0, {}});
-  std::sort(epochs_.begin(), epochs_.end(), [](const EpochPath& a, const EpochPath& b) { return a.span.ts < b.span.ts; });
-
-  std::vector<WorkerSpans> workers;
-  for (auto& [pid, p] : procs) {
-    approximate_ = approximate_ || p.coarse;
-    dropped_ += p.dropped;
-    if (pid == loop_pid_ || p.worker < 0 || p.loader > 0) continue;
-    WorkerSpans w{&p, p.reads, p.batches};
-    union_spans(w.reads);
-    union_spans(w.batches);
-    workers.push_back(std::move(w));
-  }
-  self_loading_ = workers.empty();
-  if (self_loading_) {  // the loop loads its batches inside dataloader.next
+  for (auto& [epoch, span] : spans) path.epochs.push_back({epoch, span, 0, 0, {}});
+  std::sort(path.epochs.begin(), path.epochs.end(),
+            [](const EpochPath& a, const EpochPath& b) { return a.span.ts < b.span.ts; });
+  std::vector<WorkerSpans> workers = own_workers;
+  path.self_loading = workers.empty();
+  if (path.self_loading) {  // the loop loads its batches inside dataloader.next
     WorkerSpans w{&loop, loop.reads, {}};
     for (const LoopEvent& e : loop.loop)
       if (e.kind == Kind::kNext) w.batches.push_back({e.ts, e.end});
@@ -380,17 +391,18 @@ void CriticalPathPass::compute(std::map<int64_t, CpProc>& procs) {
     union_spans(w.batches);
     workers.push_back(std::move(w));
   }
-  for (EpochPath& ep : epochs_) {
+  for (EpochPath& ep : path.epochs) {
     std::vector<WorkerSpans> alive;
     for (const WorkerSpans& w : workers)
       if (w.proc->last_ts > ep.span.ts && w.proc->first_ts < ep.span.end) alive.push_back(w);
     ep.workers = alive.size();
-    sweep(segments(loop.loop, ep.span), alive, ep);
-    total_.add(ep.f);
+    sweep(segments(loop.loop, ep.span), alive, list_steps, path, ep);
+    path.total.add(ep.f);
   }
 }
 
-void CriticalPathPass::sweep(const std::vector<Segment>& segs, const std::vector<WorkerSpans>& workers, EpochPath& ep) {
+void CriticalPathPass::sweep(const std::vector<Segment>& segs, const std::vector<WorkerSpans>& workers, bool list_steps,
+                             LoopPath& path, EpochPath& ep) {
   std::vector<Span> spans;
   for (const Segment& s : segs) spans.push_back(s.span);
   // Per segment: worker time reading / in a batch outside reads (summed over workers).
@@ -421,10 +433,10 @@ void CriticalPathPass::sweep(const std::vector<Segment>& segs, const std::vector
         d.wait_cpu_ns = cpu[i];
         d.wait_idle_ns = std::max<int64_t>(0, len * nworkers - read[i] - cpu[i]);
         ++ep.steps;
-        ++steps_total_;
-        if (steps_.size() < kMaxSteps) {
-          steps_.push_back({ep.epoch, s.step, s.span.ts, {}});
-          step = &steps_.back();
+        ++path.steps_total;
+        if (list_steps && path.steps.size() < kMaxSteps) {
+          path.steps.push_back({ep.epoch, s.step, s.span.ts, {}});
+          step = &path.steps.back();
         } else {
           step = nullptr;
         }
@@ -501,13 +513,35 @@ std::string summary_line(const PathFigures& f, size_t workers, bool self_loading
   return head + tail;
 }
 
+std::string loop_label(const LoopPath& l) {
+  return l.rank >= 0 ? "rank " + std::to_string(l.rank) : "pid " + std::to_string(l.pid);
+}
+
+// "per rank: rank 0 waited 78% of 1.2 s, rank 1 ..." cut to one line.
+std::string ranks_line(const std::vector<LoopPath>& loops) {
+  std::string line = "  per rank:";
+  for (size_t i = 0; i < loops.size(); ++i) {
+    const LoopPath& l = loops[i];
+    const std::string item = std::string(i ? ", " : " ") + loop_label(l) + " waited " + pct(l.total.wait_ns, l.total.loop_ns) +
+                             " of " + seconds(l.total.loop_ns);
+    const std::string more = ", ... " + std::to_string(loops.size() - i) + " more (--all)";
+    if (line.size() + item.size() + (i + 1 < loops.size() ? more.size() : 0) > kTextColumns) return line + more;
+    line += item;
+  }
+  return line;
+}
+
 void CriticalPathPass::text(const Analysis& a, std::ostream& out) const {
-  if (!present_) return;
-  size_t workers = 0;
-  for (const EpochPath& e : epochs_) workers = std::max(workers, e.workers);
-  out << summary_line(total_, workers, self_loading_) << "\n";
+  if (loops_.empty()) return;
+  const LoopPath& m = loops_[main_];
+  out << summary_line(m.total, m.workers(), m.self_loading) << "\n";
+  if (loops_.size() > 1 && !a.opts().all) out << ranks_line(loops_) << "\n";
   if (!a.opts().all) return;
-  for (const EpochPath& e : epochs_) out << "  epoch " << e.epoch << ": " << sentence(e.f, e.workers, self_loading_) << "\n";
+  for (const LoopPath& l : loops_) {
+    if (loops_.size() > 1) out << "  " << loop_label(l) << " (pid " << l.pid << "): " << sentence(l.total, l.workers(), l.self_loading) << "\n";
+    for (const EpochPath& e : l.epochs)
+      out << (loops_.size() > 1 ? "    epoch " : "  epoch ") << e.epoch << ": " << sentence(e.f, e.workers, l.self_loading) << "\n";
+  }
 }
 
 void json_figures(const PathFigures& f, size_t workers, std::ostream& o) {
@@ -523,29 +557,39 @@ void json_figures(const PathFigures& f, size_t workers, std::ostream& o) {
     << ", \"hidden_share\": " << share(f.hidden_read_ns, f.worker_read_ns);
 }
 
-void CriticalPathPass::json(const Analysis&, JsonSection& js) const {
-  std::ostream& o = js.key("critical_path");
-  if (!present_) {
-    o << "null";
-    return;
-  }
-  size_t workers = 0;
-  for (const EpochPath& e : epochs_) workers = std::max(workers, e.workers);
-  o << "{\"loop_pid\": " << loop_pid_ << ", \"loaders\": " << json::quoted(self_loading_ ? "loop" : "workers")
-    << ", \"approximate\": " << (approximate_ ? "true" : "false") << ", \"dropped_events\": " << dropped_
-    << ", \"total\": {\"workers\": " << workers << ", ";
-  json_figures(total_, workers, o);
-  o << "}, \"epochs\": [";
-  for (size_t i = 0; i < epochs_.size(); ++i) {
-    const EpochPath& e = epochs_[i];
+void json_epochs(const LoopPath& l, std::ostream& o) {
+  o << "\"epochs\": [";
+  for (size_t i = 0; i < l.epochs.size(); ++i) {
+    const EpochPath& e = l.epochs[i];
     o << (i ? "," : "") << "\n   {\"epoch\": " << json::quoted(e.epoch) << ", \"start_ns\": " << e.span.ts
       << ", \"end_ns\": " << e.span.end << ", \"workers\": " << e.workers << ", \"steps\": " << e.steps << ", ";
     json_figures(e.f, e.workers, o);
     o << "}";
   }
-  o << "], \"steps_total\": " << steps_total_ << ", \"steps_listed\": " << steps_.size() << ", \"steps\": [";
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    const StepPath& s = steps_[i];
+  o << "], \"steps_total\": " << l.steps_total;
+}
+
+// What every loop's entry and the top level share: who loads, the totals, the epochs.
+void json_loop(const LoopPath& l, std::ostream& o) {
+  o << "\"loop_pid\": " << l.pid << ", \"rank\": " << l.rank << ", \"loaders\": "
+    << json::quoted(l.self_loading ? "loop" : "workers") << ", \"total\": {\"workers\": " << l.workers() << ", ";
+  json_figures(l.total, l.workers(), o);
+  o << "}, ";
+  json_epochs(l, o);
+}
+
+void CriticalPathPass::json(const Analysis&, JsonSection& js) const {
+  std::ostream& o = js.key("critical_path");
+  if (loops_.empty()) {
+    o << "null";
+    return;
+  }
+  const LoopPath& m = loops_[main_];
+  o << "{\"approximate\": " << (approximate_ ? "true" : "false") << ", \"dropped_events\": " << dropped_ << ", ";
+  json_loop(m, o);
+  o << ", \"steps_listed\": " << m.steps.size() << ", \"steps\": [";
+  for (size_t i = 0; i < m.steps.size(); ++i) {
+    const StepPath& s = m.steps[i];
     const PathFigures& f = s.f;
     o << (i ? "," : "") << "\n   {\"epoch\": " << json::quoted(s.epoch) << ", \"step\": " << s.step
       << ", \"start_ns\": " << s.start << ", \"wait_ns\": " << f.next_ns << ", \"compute_ns\": " << f.compute_ns
@@ -553,11 +597,57 @@ void CriticalPathPass::json(const Analysis&, JsonSection& js) const {
       << ", \"cpu_ns\": " << f.wait_cpu_ns << ", \"idle_ns\": " << f.wait_idle_ns
       << ", \"hidden_read_ns\": " << f.hidden_read_ns << "}";
   }
+  o << "], \"ranks\": [";
+  for (size_t i = 0; i < loops_.size(); ++i) {
+    o << (i ? "," : "") << "\n  {";
+    json_loop(loops_[i], o);
+    o << "}";
+  }
   o << "]}";
 }
 
 }  // namespace
 
+// The loop a loader worker feeds: its nearest ancestor that is a loop (fork
+// and spawn make the loop the parent; forkserver puts its server between),
+// else the only loop of its rank (workers inherit the launcher's rank), else
+// the only loop of the job; -1 when none fits.
+int64_t owner_loop(int64_t pid, const ProcessTree& meta, const std::map<int64_t, int64_t>& loop_rank) {
+  int64_t at = pid;
+  for (int depth = 0; depth < 32; ++depth) {
+    auto m = meta.find(at);
+    if (m == meta.end() || m->second->ppid == at) break;
+    at = m->second->ppid;
+    if (loop_rank.count(at)) return at;
+  }
+  auto m = meta.find(pid);
+  const int64_t rank = m == meta.end() ? -1 : m->second->rank;
+  int64_t found = -1;
+  size_t same_rank = 0;
+  for (const auto& [loop, r] : loop_rank)
+    if (rank >= 0 && r == rank) found = loop, ++same_rank;
+  if (same_rank == 1) return found;
+  return loop_rank.size() == 1 ? loop_rank.begin()->first : -1;
+}
+
+size_t LoopPath::workers() const {
+  size_t n = 0;
+  for (const EpochPath& e : epochs) n = std::max(n, e.workers);
+  return n;
+}
+
+ProcessTree process_tree(const Job& job) {
+  ProcessTree t;
+  for (const ProcResult& r : job.procs) t[r.meta.pid] = &r.meta;
+  return t;
+}
+
 std::unique_ptr<Pass> make_critical_path_pass(const AnalyzeOptions&) { return std::make_unique<CriticalPathPass>(); }
+
+const std::vector<LoopPath>& critical_paths(const Analysis& a) {
+  static const std::vector<LoopPath> kNone;
+  const CriticalPathPass* p = a.pass<CriticalPathPass>("critical_path");
+  return p ? p->loops() : kNone;
+}
 
 }  // namespace strata::analysis

@@ -1,16 +1,18 @@
 // The "critical_path" pass of `strata analyze` (issue 10 §2): the DataLoader
 // exists to overlap the workers' I/O with the training loop's compute. Per
-// epoch of the training loop (the process that waits longest in
-// "dataloader.next") this pass splits the loop's time into waiting for data
+// epoch of each training loop (a process that waits in "dataloader.next" of
+// the training loader: one per rank) this pass splits the loop's time into waiting for data
 // (dataloader.next, and dataloader.iter: starting the iterator and its
 // workers), checkpoints and compute (the rest), and reads what the loader
 // workers were doing while the loop waited (reading, CPU inside a batch, or
 // idle) and how much of their reading was hidden under the loop's compute.
-// JSON key "critical_path" (per epoch, and per step up to kMaxSteps);
-// docs/analysis.md, "Critical path".
+// JSON key "critical_path": the loop that waited longest (per epoch, and per
+// step up to kMaxSteps) and "ranks", every loop's path; docs/analysis.md,
+// "Critical path".
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +56,45 @@ struct PathFigures {
 // At most this many steps are listed in the JSON; the rest are summed in the epochs.
 constexpr size_t kMaxSteps = 10000;
 
+struct EpochPath {
+  std::string epoch;
+  Span span;
+  size_t workers = 0;  // loader worker processes alive during the epoch
+  uint64_t steps = 0;
+  PathFigures f;
+};
+
+struct StepPath {
+  std::string epoch;
+  int64_t step = -1;
+  int64_t start = 0;
+  PathFigures f;
+};
+
+// The critical path of one training loop (one rank's main process) and its
+// own loader workers.
+struct LoopPath {
+  int64_t pid = -1;
+  int64_t rank = -1;          // from the launcher's environment, -1 unknown
+  bool self_loading = false;  // num_workers=0: the loop loads its own batches
+  int64_t next_ns = 0;        // all its dataloader.next time (the longest is the job's loop)
+  std::vector<EpochPath> epochs;
+  std::vector<StepPath> steps;  // the first kMaxSteps, the job's loop only
+  uint64_t steps_total = 0;
+  PathFigures total;
+  size_t workers() const;  // the most loader workers of one epoch
+};
+
 std::unique_ptr<Pass> make_critical_path_pass(const AnalyzeOptions& o);
+
+// pid -> its metadata (pid, ppid, rank), for owner_loop.
+using ProcessTree = std::map<int64_t, const ProcessMeta*>;
+ProcessTree process_tree(const Job& job);
+// The training loop (a pid of `loop_rank`: loop pid -> rank) the DataLoader
+// worker process `pid` feeds; -1 when none fits.
+int64_t owner_loop(int64_t pid, const ProcessTree& tree, const std::map<int64_t, int64_t>& loop_rank);
+
+// Every training loop's path, by rank then pid (empty without a loop or the pass).
+const std::vector<LoopPath>& critical_paths(const Analysis& a);
 
 }  // namespace strata::analysis

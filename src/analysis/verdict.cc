@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "analysis/critical_path.h"
 #include "analysis/report_sections.h"
 #include "analysis/serial.h"
 
@@ -336,23 +337,40 @@ void staging_advice(const Job& job, const AnalyzeOptions& o, std::string why, Ev
 // ---- with a training loop (strata's Python layer) -----------------------------------
 
 struct Loader {
-  size_t workers = 0, worker_ids = 0;
-  size_t max_starts = 0;  // processes started for one (loader, worker id)
+  size_t workers = 0, worker_ids = 0;  // the training loader's
+  // Any loader of the loop started again (an evaluation loader re-created
+  // each epoch too): the one with the most processes per worker id.
+  size_t max_starts = 0, restart_workers = 0, restart_ids = 0;
   int64_t life_ns = 0, busy_ns = 0, data_ns = 0, meta_ns = 0;
+};
+
+// Processes and worker ids of one DataLoader (`loader` tag).
+struct LoaderStarts {
+  size_t processes = 0;
+  std::map<int64_t, size_t> per_id;
 };
 
 Loader loader_of(const Job& job, const std::map<int64_t, VerdictProc>& procs, int64_t main_pid,
                  const VerdictProc& main) {
   Loader l;
-  std::map<std::pair<int64_t, int64_t>, size_t> starts;
+  std::map<int64_t, LoaderStarts> starts;  // by `loader` tag
   std::set<int64_t> ids;
   std::map<int64_t, const ProcResult*> by_pid;
   for (const auto& p : job.procs) by_pid[p.meta.pid] = &p;
+  // The loop's own workers (not another rank's); its figures from the
+  // training loader's only (`loader` tag 0 or none), not an evaluation loader's.
+  const ProcessTree tree = process_tree(job);
+  std::map<int64_t, int64_t> loops;  // pid -> rank
+  for (const auto& [pid, p] : procs)
+    if (p.loader_waits && p.worker_id < 0) loops[pid] = tree.count(pid) ? tree.at(pid)->rank : -1;
   for (const auto& [pid, p] : procs) {
-    if (p.worker_id < 0 || pid == main_pid) continue;
+    if (p.worker_id < 0 || pid == main_pid || owner_loop(pid, tree, loops) != main_pid) continue;
+    LoaderStarts& s = starts[p.loader];
+    ++s.processes;
+    ++s.per_id[p.worker_id];
+    if (p.loader > 0) continue;
     ++l.workers;
     ids.insert(p.worker_id);
-    l.max_starts = std::max(l.max_starts, ++starts[{p.loader, p.worker_id}]);
     auto it = by_pid.find(pid);
     if (it != by_pid.end() && it->second->last_ts > it->second->first_ts)
       l.life_ns += it->second->last_ts - it->second->first_ts;
@@ -361,6 +379,9 @@ Loader loader_of(const Job& job, const std::map<int64_t, VerdictProc>& procs, in
     l.meta_ns += p.step_meta_ns;
   }
   l.worker_ids = ids.size();
+  for (const auto& [loader, s] : starts)
+    for (const auto& [id, n] : s.per_id)
+      if (n > l.max_starts) l.max_starts = n, l.restart_workers = s.processes, l.restart_ids = s.per_id.size();
   if (l.workers == 0) {  // num_workers=0: the loop loads its own batches while it waits
     l.life_ns = main.loop_last - main.loop_first;
     l.busy_ns = main.loader_wait_ns + main.loader_start_ns + main.loader_stop_ns;
@@ -467,11 +488,11 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
   cold_epoch_rule(job, epoch_read_ns, v);
   if (l.max_starts >= 2)
     v.advice.push_back({"persistent-workers",
-                        "a DataLoader started its workers again for every epoch (" + std::to_string(l.workers) +
-                            " worker processes for " + std::to_string(l.worker_ids) +
+                        "a DataLoader started its workers again for every epoch (" + std::to_string(l.restart_workers) +
+                            " worker processes for " + std::to_string(l.restart_ids) +
                             " workers): pass persistent_workers=True",
-                        {{"worker_processes", double(l.workers)},
-                         {"worker_ids", double(l.worker_ids)},
+                        {{"worker_processes", double(l.restart_workers)},
+                         {"worker_ids", double(l.restart_ids)},
                          {"max_starts", double(l.max_starts)}}});
   if (ckpt >= kCheckpointShareMin)
     v.advice.push_back({"async-checkpoint",

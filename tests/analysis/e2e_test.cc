@@ -1018,6 +1018,8 @@ TEST(AnalyzeE2E, HtmlReportDrawsEveryChartInChromium) {
   }
   for (auto p : j->root["processes"].get_array()) (void)p, ++processes;
   EXPECT_GE(pattern_files, 2);  // train.bin, val.bin (and the checkpoint)
+  // No training loop here, so no critical-path view (tests/web checks that one).
+  EXPECT_TRUE(j->root["critical_path"].is_null());
   const int expected = 7 + 2 * std::min(4, pattern_files);
 
   RunResult cr = chromium_dump(t, page);

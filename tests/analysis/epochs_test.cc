@@ -138,3 +138,31 @@ TEST(DlSummaryLoops, IterAndEpochEventsAreClassified) {
 }
 
 }  // namespace
+
+// The loop a DataLoader worker feeds (critical_path.h, owner_loop): its
+// nearest ancestor that is a loop, else the only loop of its rank, else the
+// only loop of the job.
+TEST(CriticalPath, WorkerFeedsItsOwnLoop) {
+  std::vector<ProcessMeta> m(8);
+  auto set = [&](size_t i, int64_t pid, int64_t ppid, int64_t rank) { m[i].pid = pid, m[i].ppid = ppid, m[i].rank = rank; };
+  set(0, 10, 1, 0);   // rank 0's loop
+  set(1, 20, 1, 1);   // rank 1's loop
+  set(2, 11, 10, 0);  // a forked worker of rank 0
+  set(3, 30, 10, 0);  // rank 0's forkserver
+  set(4, 31, 30, 0);  // a worker it started
+  set(5, 41, 99, 1);  // a worker of rank 1 whose parent is not in the trace
+  set(6, 51, 99, -1);  // neither: no known ancestor, no rank
+  set(7, 21, 20, 1);  // a forked worker of rank 1
+  ProcessTree tree;
+  for (auto& p : m) tree[p.pid] = &p;
+  const std::map<int64_t, int64_t> loops = {{10, 0}, {20, 1}};
+  EXPECT_EQ(owner_loop(11, tree, loops), 10);
+  EXPECT_EQ(owner_loop(31, tree, loops), 10);
+  EXPECT_EQ(owner_loop(21, tree, loops), 20);
+  EXPECT_EQ(owner_loop(41, tree, loops), 20);
+  EXPECT_EQ(owner_loop(51, tree, loops), -1);
+  // With one loop every worker is its own.
+  EXPECT_EQ(owner_loop(51, tree, {{10, 0}}), 10);
+  // Two loops of one rank (no ancestor known): undecided.
+  EXPECT_EQ(owner_loop(41, tree, {{10, 1}, {20, 1}}), -1);
+}

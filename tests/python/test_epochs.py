@@ -168,3 +168,89 @@ def test_reads_hidden_under_a_slow_loop(tmp_path):
     steps = r["critical_path"]["steps"]
     assert len(steps) == 16
     assert all(s["compute_ns"] >= 0.15 * S for s in steps[:-1]), steps
+
+
+# ---- one critical path per rank; the loop's own training workers only -----------------------
+
+LAUNCH = os.path.join(conftest.SCRIPTS, "ranks_launch.py")
+
+
+def run_ranks(tmp, ranks=2, n=8, **flags):
+    """The job as `ranks` torchrun-style ranks (RANK, WORLD_SIZE set by
+    scripts/ranks_launch.py), traced as one job."""
+    data = make_files(tmp / "data", n, 4096)
+    args = [conftest.PYTHON, LAUNCH, "--ranks", str(ranks), "--", conftest.PYTHON, JOB, "--data", str(data)]
+    for k, val in flags.items():
+        args += ["--" + k.replace("_", "-"), str(val)]
+    conftest.run_traced(tmp / "trace", args, timeout=300)
+    return json.loads(conftest.strata_cli("analyze", "--json", str(tmp / "trace")))
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ranks")
+    # 8 samples, batches of 2: 4 steps per epoch. Rank 0's workers spend 40 ms
+    # per sample and its loop nothing (it waits); rank 1's workers nothing and
+    # its loop 100 ms per batch (it computes).
+    return tmp, run_ranks(tmp, epochs=2, workers=2, rank_sleep_ms="40,0", rank_step_ms="0,100")
+
+
+def test_one_critical_path_per_rank(two_ranks):
+    _, r = two_ranks
+    cp = r["critical_path"]
+    ranks = cp["ranks"]
+    assert [x["rank"] for x in ranks] == [0, 1]
+    assert len({x["loop_pid"] for x in ranks}) == 2
+    for x in ranks:
+        assert x["loaders"] == "workers"
+        assert [e["epoch"] for e in x["epochs"]] == ["0", "1"]
+        assert [e["steps"] for e in x["epochs"]] == [4, 4]
+        assert x["steps_total"] == 8
+        # Its own 2 workers per epoch, not the other rank's.
+        assert [e["workers"] for e in x["epochs"]] == [2, 2], x["epochs"]
+        t = x["total"]
+        assert t["compute_ns"] + t["wait_ns"] + t["checkpoint_ns"] == t["loop_ns"]
+    # Worker start-up (dataloader.iter) weighs on both and grows with the
+    # machine's load: compare the ranks, which differ by design.
+    r0, r1 = ranks[0]["total"], ranks[1]["total"]
+    assert r1["compute_ns"] >= 8 * 0.1 * S, r1  # its 100 ms per batch
+    assert r0["compute_ns"] < r1["compute_ns"] / 2, (r0, r1)
+    assert r0["next_ns"] > r1["next_ns"], (r0, r1)  # rank 0 waits for its slow workers
+    assert r0["wait_share"] > r1["wait_share"], (r0, r1)
+    # While rank 0 waited its workers were in their 40 ms per sample; rank 1's had nothing to do.
+    assert r0["during_wait"]["cpu_share"] > r1["during_wait"]["cpu_share"], (r0, r1)
+    # The top level stays the single-loop shape: the loop that waited longest (rank 0).
+    assert cp["loop_pid"] == ranks[0]["loop_pid"] and cp["rank"] == 0
+    assert cp["total"] == ranks[0]["total"]
+    assert cp["steps_total"] == 8 and len(cp["steps"]) == 8
+    # Each rank's training loop counts once in the per-epoch table.
+    assert [e["loops"] for e in r["dl_summary"]["epochs"]] == [2, 2]
+    # The verdict reads rank 0's loop and its own workers: 2 per epoch, started twice.
+    v = r["verdict"]["evidence"]
+    assert v["loop_pid"] == ranks[0]["loop_pid"]
+    assert (v["loader_workers"], v["loader_worker_ids"]) == (4, 2)
+
+
+def test_text_names_every_rank(two_ranks):
+    tmp, _ = two_ranks
+    text = text_report(tmp)
+    lines = [l for l in text.splitlines() if l.startswith("  per rank: ")]
+    assert len(lines) == 1, text
+    assert "rank 0 waited " in lines[0] and ", rank 1 waited " in lines[0], lines
+    full = conftest.strata_cli("analyze", str(tmp / "trace"), "--all")
+    assert sum(1 for l in full.splitlines() if l.startswith("  rank ")) == 2, full
+
+
+def test_verdict_counts_the_training_loaders_workers(tmp_path):
+    # A training loader of 2 workers and a validation loader of 3 after each
+    # epoch, both started again each epoch: the loader is the training one.
+    r = run_job(tmp_path, epochs=2, workers=2, val_workers=3, val_each_epoch=True)
+    v = r["verdict"]["evidence"]
+    assert v["loader_workers"] == 4, v  # 2 per epoch, not the validation loader's 6 more
+    assert v["loader_worker_ids"] == 2, v  # num_workers=2, not 3
+    cp = r["critical_path"]
+    assert [e["workers"] for e in cp["epochs"]] == [2, 2]
+    # Both loaders start their workers again each epoch; the advice quotes
+    # one loader's figures (the training loader's, the first of those started most).
+    advice = {a["rule"]: a for a in r["verdict"]["advice"]}
+    assert advice["persistent-workers"]["evidence"] == {"worker_processes": 4, "worker_ids": 2, "max_starts": 2}

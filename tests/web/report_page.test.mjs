@@ -4,7 +4,8 @@
 // no request but the page itself.
 //
 //   node report_page.test.mjs --page r.html --processes N [--name "training loop" ...]
-//                             [--chromium /usr/bin/chromium]
+//                             [--loops N] [--chromium /usr/bin/chromium]
+// --loops: the training loops whose critical path the page must draw (one per rank).
 //
 // Prints `ok -` / `not ok -` per check; exit 1 on any failure.
 import {createRequire} from 'node:module';
@@ -59,6 +60,25 @@ try {
     return !e || !e.textContent.trim();
   }).map((c) => c.id));
   check('every view has a heading', unlabelled.length === 0, unlabelled);
+
+  // 2b. no series dropped: every pattern point drawn, a legend entry per size
+  // class and per bar series; the critical path of every loop
+  const series = await page.evaluate(() => [...document.querySelectorAll('canvas')].filter((c) => c.dataset.series !== undefined)
+    .map((c) => ({id: c.id, series: Number(c.dataset.series), points: c.dataset.points, pointsDrawn: c.dataset.pointsDrawn,
+      legend: c.parentElement.nextElementSibling && c.parentElement.nextElementSibling.classList.contains('plot-legend')
+        ? [...c.parentElement.nextElementSibling.querySelectorAll('.legend-item')].map((e) => e.textContent) : []})));
+  const charts = series.filter((c) => !['heat', 'timeline'].includes(c.id));
+  check('every chart has a legend entry per series (' + charts.length + ' charts)',
+    charts.length === body.expected - 2 && charts.every((c) => c.series >= 1 && c.legend.length === c.series), charts);
+  const patterns = series.filter((c) => c.points !== undefined);
+  check('patterns: every sampled point drawn (' + patterns.length + ' plots)',
+    patterns.every((c) => Number(c.points) > 0 && c.points === c.pointsDrawn), patterns);
+  const paths = await page.evaluate(() => ({rows: document.querySelectorAll('#paths-table tr').length - 1,
+    bars: Number((document.getElementById('paths-chart') || {dataset: {}}).dataset.loops || 0),
+    labels: [...document.querySelectorAll('#paths-table tr td:first-child')].map((e) => e.textContent)}));
+  if (opts.loops !== undefined)
+    check('critical path: a bar and a table row per training loop (' + paths.rows + ')',
+      paths.rows === Number(opts.loops) && paths.bars === Number(opts.loops), paths);
 
   // 3. the timeline: a row per process, named; every lane with data drawn
   const tl = await page.evaluate(() => {

@@ -71,7 +71,7 @@ def test_report_page_in_chromium(report):
     assert len(workers) == (2 * EPOCHS + 1) * WORKERS
     names += ["DataLoader worker %s (validation, epoch %d) [pid %d]" % (p["metadata"]["dataloader_worker"], EPOCHS - 1, p["pid"])
               for p in workers[-2 * WORKERS:]]  # the last two passes of the validation loader
-    cmd = ["node", PAGE_TEST, "--page", str(page), "--processes", str(len(pids))]
+    cmd = ["node", PAGE_TEST, "--page", str(page), "--processes", str(len(pids)), "--loops", "1"]
     for n in names:
         cmd += ["--name", n]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=180)
@@ -102,3 +102,31 @@ def test_hundreds_of_processes(tmp_path):
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=180)
     print(p.stdout)
     assert p.returncode == 0, p.stdout
+
+
+def test_critical_path_of_each_rank(tmp_path):
+    """Two torchrun-style ranks (tests/python/scripts/ranks_launch.py), each a
+    training loop with 2 DataLoader workers: the page draws a critical-path
+    bar and a table row per rank, beside every other view."""
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(CHROMIUM + " is not installed")
+    top = pathlib.Path(tempfile.mkdtemp(prefix="strata-rp-", dir="/tmp"))  # no "test" in the paths (see report())
+    try:
+        data, out, page = top / "data", top / "trace", top / "r.html"
+        data.mkdir()
+        for i in range(8):
+            (data / ("s%04d.bin" % i)).write_bytes(bytes([i]) * 4096)
+        conftest.run_traced(out, [conftest.PYTHON, os.path.join(conftest.SCRIPTS, "ranks_launch.py"), "--ranks", "2", "--",
+                                  conftest.PYTHON, os.path.join(conftest.SCRIPTS, "epochs_job.py"), "--data", str(data),
+                                  "--epochs", "2", "--workers", "2", "--step-ms", "20"], timeout=300)
+        conftest.strata_cli("analyze", str(out), "--html", str(page))
+        pids = {p["pid"] for p in strata.trace_info(out)}
+        p = subprocess.run(["node", PAGE_TEST, "--page", str(page), "--processes", str(len(pids)), "--loops", "2",
+                            "--name", "training loop (rank 0)", "--name", "training loop (rank 1)"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=180)
+        print(p.stdout)
+        assert p.returncode == 0, p.stdout
+        html = page.read_text()
+        assert "Chart.js" not in html  # the page draws its own charts
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

@@ -14,6 +14,8 @@
 #
 #   bench/analyze_shapes.sh            # N=4M
 #   N=1M bench/analyze_shapes.sh
+#   CALLGRIND=1 N=500k bench/analyze_shapes.sh   # adds instructions per event
+#                                   # (callgrind, repeats exactly; ~50x slower)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${STRATA_BENCH_BUILD:-$ROOT/build}
@@ -40,7 +42,17 @@ make_trace() {  # shape -> trace dir (cached)
   echo "$t"
 }
 
-printf '%-10s %10s %8s %8s %12s %8s %9s\n' shape events wall_s cpu_s "events/cpu-s" "budget" peak_MB
+CALLGRIND=${CALLGRIND:-0}
+instructions_per_event() {  # trace events -> instructions per event of `strata analyze --json`
+  local out
+  out=$(mktemp)
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$STRATA" analyze "$1" --json >/dev/null 2>&1
+  awk -v ev="$2" '/^summary:/ { printf "%.0f", $2 / ev }' "$out"
+  rm -f "$out"
+}
+printf '%-10s %10s %8s %8s %12s %8s %9s' shape events wall_s cpu_s "events/cpu-s" "budget" peak_MB
+[[ $CALLGRIND == 1 ]] && printf ' %9s' instr/ev
+printf '\n'
 for shape in strided newoffset newfile synthetic; do
   t=$(make_trace "$shape")
   ev=$("$STRATA" info --json "$t" | grep -o '"events":[0-9]*' | head -1 | cut -d: -f2)
@@ -51,6 +63,8 @@ for shape in strided newoffset newfile synthetic; do
   rm -f "$tv"
   awk -v s="$shape" -v ev="$ev" -v w="$wall" -v u="$user" -v y="$sys" -v r="$rss" -v b="$BUDGET" 'BEGIN {
     cpu = u + y; if (cpu < 0.01) cpu = 0.01; rate = ev / cpu
-    printf "%-10s %10d %8.2f %8.2f %12.0f %7.2fx %9.0f\n", s, ev, w, cpu, rate, rate / b, r / 1024 }'
+    printf "%-10s %10d %8.2f %8.2f %12.0f %7.2fx %9.0f", s, ev, w, cpu, rate, rate / b, r / 1024 }'
+  [[ $CALLGRIND == 1 ]] && printf ' %9s' "$(instructions_per_event "$t" "$ev")"
+  printf '\n'
 done
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores (budget column: events per CPU-second / 15 M)"

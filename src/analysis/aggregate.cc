@@ -333,8 +333,14 @@ void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
   // The training loader is the first one iterated (`loader` 0, python/strata/_auto.py).
   bool training_loader = true;
   if (e.ctx != 0) {
-    const int32_t lg = tag_group(e.ctx, "loader", loader_cache_, loader_names_);
-    training_loader = loader_names_[lg] == "(none)" || loader_names_[lg] == "0";
+    // Per context: 1 training loader, 0 another one, absent: not looked up yet.
+    if (e.ctx >= training_cache_.size()) training_cache_.resize(e.ctx + 1, -1);
+    int8_t& known = training_cache_[e.ctx];
+    if (known < 0) {
+      const int32_t lg = tag_group(e.ctx, "loader", loader_cache_, loader_names_);
+      known = loader_names_[lg] == "(none)" || loader_names_[lg] == "0";
+    }
+    training_loader = known == 1;
   }
   auto tag_update = [&](TagAgg& t) {
     ++t.events;
@@ -474,21 +480,22 @@ void UnitAgg::count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off)
         pf.write_ns += e.dur;
         if (bytes > 0) pf.bytes_written += bytes;
       }
+      FileAccess& acc = pf.access.get();
       if (off >= 0 && bytes >= 0) {
         pf.offsets_known = true;
         pf.extent = std::max(pf.extent, off + bytes);
-        if (f.is_read) pf.coverage.insert(off, off + bytes);
+        if (f.is_read) acc.coverage.insert(off, off + bytes);
         // reservoir sample of accesses
-        ++pf.seen;
+        ++acc.seen;
         Point pt{e.ts, off, bytes, e.pid, f.is_write};
-        if (pf.samples.size() < cfg_.samples_per_file) {
-          pf.samples.push_back(pt);
+        if (acc.samples.size() < cfg_.samples_per_file) {
+          acc.samples.push_back(pt);
         } else {
-          uint64_t j = p.next_rand() % pf.seen;
-          if (j < pf.samples.size()) pf.samples[j] = pt;
+          uint64_t j = p.next_rand() % acc.seen;
+          if (j < acc.samples.size()) acc.samples[j] = pt;
         }
       }
-      if (eg >= 0) add_distinct(f.is_read ? pf.read_epochs : pf.write_epochs, epoch_names_[eg]);
+      if (eg >= 0) add_distinct(f.is_read ? acc.read_epochs : acc.write_epochs, epoch_names_[eg]);
       break;
     }
     case Op::kStat:
@@ -617,10 +624,17 @@ void UnitAgg::merge_into(Job& job) {
     job.first_ts = std::min(job.first_ts, p.first_ts);
     job.last_ts = std::max(job.last_ts, p.last_ts);
 
-    for (size_t i = 0; i < p.files.size(); ++i) {
-      const std::string path = path_of(p.file_paths[i]);
-      FileAgg& fa = job.files[path];
-      fa.path = path;
+    // In path order, each file goes in at the end of job.files without a
+    // search while the job holds no later path (the common case).
+    std::vector<std::pair<std::string_view, size_t>> order;
+    order.reserve(p.files.size());
+    for (size_t i = 0; i < p.files.size(); ++i) order.emplace_back(resolved_paths_[p.file_paths[i]], i);
+    std::sort(order.begin(), order.end());
+    for (const auto& [path, i] : order) {
+      const bool last = job.files.empty() || std::prev(job.files.end())->first < path;
+      FileAgg& fa = last ? job.files.emplace_hint(job.files.end(), std::string(path), FileAgg{})->second
+                         : job.files[std::string(path)];
+      if (fa.path.empty()) fa.path = path;
       ProcFile& pf = p.files[i];
       fa.opens += pf.opens;
       fa.fdopens += pf.fdopens;
@@ -645,6 +659,9 @@ void UnitAgg::merge_into(Job& job) {
       }
       fa.procs.push_back(FileProc{pid, std::move(pf)});
     }
+    // Frees the process's per-file state before the next process's moves in:
+    // peak memory holds one copy of the files, not two.
+    procs_[pid].reset();
     job.procs.push_back(std::move(r));
   }
   procs_.clear();

@@ -105,6 +105,39 @@ struct TagAgg {
   void merge(const TagAgg& o);
 };
 
+// A T allocated on first use (get()); copies copy the T. For parts of a
+// per-file record that most files of a large job never need.
+template <class T>
+class Lazy {
+ public:
+  Lazy() = default;
+  Lazy(const Lazy& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Lazy& operator=(const Lazy& o) {
+    p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Lazy(Lazy&&) noexcept = default;
+  Lazy& operator=(Lazy&&) noexcept = default;
+  T& get() {
+    if (!p_) p_ = std::make_unique<T>();
+    return *p_;
+  }
+  const T* find() const { return p_.get(); }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
+// What a (process, file) keeps of its reads and writes beyond counters: a
+// stat- or open-only file (millions in some jobs) never allocates it.
+struct FileAccess {
+  IntervalSet coverage{1u << 14};
+  std::vector<std::string> write_epochs;  // distinct epoch values while writing (<= 64)
+  std::vector<std::string> read_epochs;
+  std::vector<Point> samples;
+  uint64_t seen = 0;
+};
+
 // Per (process, file).
 struct ProcFile {
   uint64_t opens = 0, reads = 0, writes = 0, stats = 0, seeks = 0, mmaps = 0, other_meta = 0;
@@ -113,12 +146,10 @@ struct ProcFile {
   int64_t extent = 0;  // max offset + bytes seen
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
   int64_t max_read = 0, min_read = INT64_MAX;
-  IntervalSet coverage{1u << 14};
-  std::vector<std::string> write_epochs;  // distinct epoch values while writing (<= 64)
-  std::vector<std::string> read_epochs;
-  std::vector<Point> samples;
-  uint64_t seen = 0;
+  Lazy<FileAccess> access;  // allocated by the first read or write
   bool offsets_known = false;
+  int64_t coverage() const { return access.find() ? access.find()->coverage.measure() : 0; }
+  size_t write_epochs() const { return access.find() ? access.find()->write_epochs.size() : 0; }
 };
 
 struct ProcResult {
@@ -222,6 +253,7 @@ class UnitAgg : public UnitConsumer {
   int64_t last_pid_ = INT64_MIN;
   std::vector<FuncStats> funcs_;  // by func id
   std::vector<int32_t> by_cache_, epoch_cache_, loader_cache_;
+  std::vector<int8_t> training_cache_;  // per ctx id: its loader tag is the training loader's (count_tags)
   std::vector<std::string> by_names_, epoch_names_, loader_names_;
   std::vector<TagAgg> by_aggs_, epoch_aggs_, outside_aggs_;
   std::unordered_map<uint32_t, std::string> resolved_paths_;

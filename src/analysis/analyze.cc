@@ -67,17 +67,17 @@ static std::string lower(std::string s) {
   return s;
 }
 
-static bool has_ext(const std::string& p, std::initializer_list<const char*> exts) {
-  for (const char* e : exts) {
-    size_t n = std::strlen(e);
-    if (p.size() >= n && p.compare(p.size() - n, n, e) == 0) return true;
-  }
+static bool has_ext(std::string_view p, std::initializer_list<std::string_view> exts) {
+  for (std::string_view e : exts)
+    if (p.ends_with(e)) return true;
   return false;
 }
 
-FileVerdict classify_file(const FileAgg& f, const Job& job) {
+// The name tests are lambdas, evaluated only where a rule reaches them: most
+// files of a large job (metadata only) are decided by the first two.
+static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
   FileVerdict v;
-  v.path = f.path;
+  if (evidence) v.path = f.path;
   // Processes that share the file: those that read or wrote it (a launcher
   // that only stat()s or opens it does not share its data; the text report's
   // "I/O strategy" counts the same way). Metadata-only files: every process.
@@ -98,7 +98,7 @@ FileVerdict classify_file(const FileAgg& f, const Job& job) {
   int whole = 0, partial = 0;
   for (auto& fp : f.procs) {
     if (fp.pf.reads == 0 || !fp.pf.offsets_known || f.extent <= 0) continue;
-    double cov = static_cast<double>(fp.pf.coverage.measure()) / static_cast<double>(f.extent);
+    double cov = static_cast<double>(fp.pf.coverage()) / static_cast<double>(f.extent);
     (cov >= 0.99 ? whole : partial)++;
   }
   v.read_extent = whole + partial == 0 ? "unknown" : whole >= partial ? "whole" : "partial";
@@ -110,74 +110,80 @@ FileVerdict classify_file(const FileAgg& f, const Job& job) {
   }
   v.metadata_bound = f.meta_ns > f.read_ns + f.write_ns;
 
-  const std::string p = lower(f.path);
-  auto ev = [&](const std::string& s) { v.evidence.push_back(s); };
+  // Lower-cased into a buffer kept across calls: classify runs several times
+  // per file of the job.
+  thread_local std::string p;
+  p.assign(f.path);
+  for (char& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto ev = [&](std::string_view s) {
+    if (evidence) v.evidence.emplace_back(s);
+  };
   int64_t max_read_size = 0;
   size_t write_epochs = 0;
   for (auto& fp : f.procs) {
     max_read_size = std::max(max_read_size, fp.pf.max_read);
-    write_epochs = std::max(write_epochs, fp.pf.write_epochs.size());
+    write_epochs = std::max(write_epochs, fp.pf.write_epochs());
   }
-  const bool lib_path = p.find("/site-packages/") != std::string::npos ||
+  auto lib_path = [&] { return p.find("/site-packages/") != std::string::npos ||
                         p.find("/dist-packages/") != std::string::npos || p.rfind("/usr/lib", 0) == 0 ||
-                        p.rfind("/lib/", 0) == 0 || p.rfind("/lib64/", 0) == 0 || p.rfind("/usr/share", 0) == 0;
-  const bool lib_ext = has_ext(p, {".so", ".py", ".pyc", ".pyi", ".pth"}) || p.find(".so.") != std::string::npos;
-  const bool ckpt_name = p.find("ckpt") != std::string::npos || p.find("checkpoint") != std::string::npos ||
-                         has_ext(p, {".pt", ".pth", ".ckpt", ".safetensors", ".h5.ckpt", ".keras"});
-  const bool cfg_ext = has_ext(p, {".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf"}) ||
-                       p.rfind("/etc/", 0) == 0;
-  const bool log_ext = has_ext(p, {".log", ".out", ".err", ".csv.log"}) || p.find("/log") != std::string::npos ||
-                       p.rfind("/dev/pts", 0) == 0 || p.rfind("/dev/tty", 0) == 0;
-  const bool data_ext = has_ext(p, {".npz", ".npy", ".tfrecord", ".tfrecords", ".h5", ".hdf5", ".jpg", ".jpeg",
+                        p.rfind("/lib/", 0) == 0 || p.rfind("/lib64/", 0) == 0 || p.rfind("/usr/share", 0) == 0; };
+  auto lib_ext = [&] { return has_ext(p, {".so", ".py", ".pyc", ".pyi", ".pth"}) || p.find(".so.") != std::string::npos; };
+  auto ckpt_name = [&] { return p.find("ckpt") != std::string::npos || p.find("checkpoint") != std::string::npos ||
+                         has_ext(p, {".pt", ".pth", ".ckpt", ".safetensors", ".h5.ckpt", ".keras"}); };
+  auto cfg_ext = [&] { return has_ext(p, {".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf"}) ||
+                       p.rfind("/etc/", 0) == 0; };
+  auto log_ext = [&] { return has_ext(p, {".log", ".out", ".err", ".csv.log"}) || p.find("/log") != std::string::npos ||
+                       p.rfind("/dev/pts", 0) == 0 || p.rfind("/dev/tty", 0) == 0; };
+  auto data_ext = [&] { return has_ext(p, {".npz", ".npy", ".tfrecord", ".tfrecords", ".h5", ".hdf5", ".jpg", ".jpeg",
                                     ".png", ".bin", ".dat", ".csv", ".parquet", ".arrow", ".lmdb", ".mdb", ".rec",
-                                    ".pkl", ".tar", ".txt", ".raw", ".idx", ".zarr"});
-  const bool val_name = p.find("val") != std::string::npos || p.find("valid") != std::string::npos ||
-                        p.find("test") != std::string::npos || p.find("eval") != std::string::npos;
+                                    ".pkl", ".tar", ".txt", ".raw", ".idx", ".zarr"}); };
+  auto val_name = [&] { return p.find("val") != std::string::npos || p.find("valid") != std::string::npos ||
+                        p.find("test") != std::string::npos || p.find("eval") != std::string::npos; };
 
-  if (lib_ext || (lib_path && !wr)) {
+  if (lib_ext() || (lib_path() && !wr)) {
     v.role = Role::kLibrary;
-    if (lib_ext) ev("code/library file name (" + f.path.substr(f.path.find_last_of('.') + 1) + ")");
-    if (lib_path) ev("under a system or package directory");
+    if (lib_ext()) ev("code/library file name (" + f.path.substr(f.path.find_last_of('.') + 1) + ")");
+    if (lib_path()) ev("under a system or package directory");
     if (f.mmaps) ev(std::to_string(f.mmaps) + " mmap(s): loaded, not read");
     return v;
   }
-  if (wr && !rd && log_ext) {
+  if (wr && !rd && log_ext()) {
     v.role = Role::kLog;
     ev("write-only, log-like name");
     return v;
   }
-  if (wr && (ckpt_name || write_epochs >= 2 || (f.bytes_written >= (1 << 20) && !log_ext && !rd))) {
+  if (wr && (ckpt_name() || write_epochs >= 2 || (f.bytes_written >= (1 << 20) && !log_ext() && !rd))) {
     v.role = Role::kCheckpoint;
-    if (ckpt_name) ev("checkpoint-like name");
+    if (ckpt_name()) ev("checkpoint-like name");
     if (write_epochs >= 2) ev("written in " + std::to_string(write_epochs) + " epochs");
     if (f.bytes_written >= (1 << 20)) ev("large writes (" + std::to_string(f.bytes_written) + " B)");
     if (rd) ev("also read back (restore)");
     return v;
   }
   if (wr && !rd) {
-    v.role = log_ext || f.writes > 0 ? Role::kLog : Role::kOther;
+    v.role = log_ext() || f.writes > 0 ? Role::kLog : Role::kOther;
     ev("write-only, small appends");
     return v;
   }
-  if (rd && cfg_ext && f.extent < (1 << 20)) {
+  if (rd && cfg_ext() && f.extent < (1 << 20)) {
     v.role = Role::kConfig;
     ev("configuration file name");
     ev("small (" + std::to_string(f.extent) + " B) and read-only");
     return v;
   }
   if (rd) {
-    bool dataset = data_ext || v.reread > 1.5 || f.extent >= (1 << 20) || f.reads >= 16 || v.nprocs > 1;
+    bool dataset = data_ext() || v.reread > 1.5 || f.extent >= (1 << 20) || f.reads >= 16 || v.nprocs > 1;
     if (dataset) {
-      v.role = val_name ? Role::kValData : Role::kTrainData;
-      if (data_ext) ev("data-set file name");
+      v.role = val_name() ? Role::kValData : Role::kTrainData;
+      if (data_ext()) ev("data-set file name");
       if (v.reread > 1.5) ev("re-read " + std::to_string(v.reread).substr(0, 4) + "x (epochs)");
       if (f.reads >= 16) ev(std::to_string(f.reads) + " reads");
       if (v.nprocs > 1) ev("read by " + std::to_string(v.nprocs) + " processes");
-      if (val_name) ev("validation-like name");
+      if (val_name()) ev("validation-like name");
       if (!job.sizes_known) ev("sizes unknown: decided from counts and names only");
       return v;
     }
-    if (cfg_ext) {
+    if (cfg_ext()) {
       v.role = Role::kConfig;
       ev("configuration file name");
       return v;
@@ -187,6 +193,10 @@ FileVerdict classify_file(const FileAgg& f, const Job& job) {
   if (!rd && !wr) ev("metadata only (stat/open without data)");
   return v;
 }
+
+FileVerdict classify_file(const FileAgg& f, const Job& job) { return classify(f, job, true); }
+
+Role file_role(const FileAgg& f, const Job& job) { return classify(f, job, false).role; }
 
 std::string parent_dir(const std::string& path) {
   std::string p = path;
@@ -264,6 +274,7 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
   std::map<std::string, std::string> keys;
   std::vector<std::pair<const FileAgg*, FileVerdict>> files;
   for (auto& [path, f] : job.files) {
+    if (f.reads == 0) continue;  // data set roles need reads (classify_file)
     FileVerdict v = classify_file(f, job);
     if (v.role != Role::kTrainData && v.role != Role::kValData) continue;
     items.emplace_back(path, role_name(v.role));
@@ -300,7 +311,8 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
       if (fp.pf.reads == 0) continue;
       ++readers;
       a.readers.push_back(fp.pid);
-      for (auto& e : fp.pf.read_epochs) a.epochs.push_back(e);
+      if (const FileAccess* acc = fp.pf.access.find())
+        for (auto& e : acc->read_epochs) a.epochs.push_back(e);
     }
     d.min_readers = d.files == 1 ? readers : std::min(d.min_readers, readers);
     d.max_readers = std::max(d.max_readers, readers);
@@ -373,8 +385,8 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
   std::vector<Cand> cands;
   for (auto& [path, f] : job.files) {
     if (f.reads == 0 || f.read_ns <= 0 || f.extent <= 0 || f.bytes_read <= 0) continue;
-    FileVerdict v = classify_file(f, job);
-    if (v.role == Role::kLibrary || v.role == Role::kLog || is_environment_file(path, v.role)) continue;
+    const Role role = file_role(f, job);
+    if (role == Role::kLibrary || role == Role::kLog || is_environment_file(path, role)) continue;
     const double reread = static_cast<double>(f.bytes_read) / static_cast<double>(f.extent);
     // Staging reads the file once at the observed speed; later reads run
     // `speedup` times faster.
@@ -410,7 +422,7 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
   std::vector<std::pair<std::string, std::string>> pick_items, warn_items;
   std::vector<StageAdvice::Group> pick_groups, warn_groups;
   for (auto& p : a.picks) {
-    std::string key = std::string("stage ") + role_name(classify_file(job.files.at(p.path), job).role);
+    std::string key = std::string("stage ") + role_name(file_role(job.files.at(p.path), job));
     keys[p.path] = key;
     pick_items.emplace_back(p.path, key);
     StageAdvice::Group g;
@@ -563,9 +575,9 @@ DlSummary dl_summary(const Job& job) {
 
   std::map<int, DlSummary::RoleFiles> roles;
   for (auto& [path, f] : job.files) {
-    FileVerdict v = classify_file(f, job);
-    DlSummary::RoleFiles& r = roles[static_cast<int>(v.role)];
-    r.role = v.role;
+    const Role role = file_role(f, job);
+    DlSummary::RoleFiles& r = roles[static_cast<int>(role)];
+    r.role = role;
     ++r.files;
     r.reads += f.reads;
     r.writes += f.writes;

@@ -63,6 +63,8 @@ struct FileVerdict {
   bool metadata_bound = false;  // metadata time > data time
 };
 FileVerdict classify_file(const FileAgg& f, const Job& job);
+// classify_file(f, job).role without building the evidence.
+Role file_role(const FileAgg& f, const Job& job);
 
 // Directory part of a path, with its trailing '/': "/d/train/a.png" -> "/d/train/",
 // "/d/train/" -> "/d/"; "" for a path without '/'.

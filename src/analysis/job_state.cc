@@ -34,10 +34,23 @@ template <class Ar> void fields(Ar& ar, IntervalSet& x) {
   ar(measure, clipped);
   if constexpr (std::is_same_v<Ar, serial::Reader>) x.freeze(measure, clipped);
 }
+template <class Ar> void fields(Ar& ar, FileAccess& x) { ar(x.coverage, x.write_epochs, x.read_epochs, x.samples, x.seen); }
 template <class Ar> void fields(Ar& ar, ProcFile& x) {
   ar(x.opens, x.fdopens, x.reads, x.writes, x.stats, x.seeks, x.mmaps, x.other_meta, x.bytes_read, x.bytes_written,
-     x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts, x.max_read, x.min_read, x.coverage,
-     x.write_epochs, x.read_epochs, x.samples, x.seen, x.offsets_known);
+     x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts, x.max_read, x.min_read);
+  // The same bytes with or without the access part (an absent one reads as
+  // empty); loading allocates it only when it holds something.
+  if constexpr (std::is_same_v<Ar, serial::Reader>) {
+    FileAccess acc;
+    ar(acc);
+    if (acc.seen || !acc.coverage.empty() || !acc.write_epochs.empty() || !acc.read_epochs.empty() ||
+        !acc.samples.empty())
+      x.access.get() = std::move(acc);
+  } else {
+    static FileAccess kNone;
+    ar(x.access.find() ? const_cast<FileAccess&>(*x.access.find()) : kNone);
+  }
+  ar(x.offsets_known);
 }
 template <class Ar> void fields(Ar& ar, ProcessMeta& x) {
   ar(x.pid, x.ppid, x.rank, x.host, x.exe, x.cmdline, x.start_ns, x.source_file);

@@ -209,7 +209,7 @@ std::string page_data(const Analysis& a) {
   for (auto& [k, f] : job.files) {
     ++by_access[f.reads > 0 && f.writes > 0 ? "read-write" : f.reads > 0 ? "read-only" : f.writes > 0 ? "write-only" : "metadata-only"];
     if (f.reads + f.writes == 0) continue;
-    const Role r = classify_file(f, job).role;
+    const Role r = file_role(f, job);
     if (r == Role::kTrainData || r == Role::kValData || r == Role::kCheckpoint) files.push_back(&f);
   }
   std::sort(files.begin(), files.end(), [](auto* x, auto* y) {
@@ -222,18 +222,21 @@ std::string page_data(const Analysis& a) {
     // Hundreds of readers keep 256 samples each: an even stride keeps the
     // page small and says how many samples it stands for.
     size_t samples = 0;
-    for (auto& fp : files[i]->procs) samples += fp.pf.samples.size();
+    for (auto& fp : files[i]->procs)
+      if (const FileAccess* acc = fp.pf.access.find()) samples += acc->samples.size();
     const size_t stride = (samples + kPointsPerFile - 1) / kPointsPerFile;
     d << (i ? "," : "") << "{\"path\":" << js_str(files[i]->path) << ",\"samples\":" << samples << ",\"points\":[";
     bool first = true;
     size_t n = 0;
-    for (auto& fp : files[i]->procs)
-      for (auto& pt : fp.pf.samples) {
+    for (auto& fp : files[i]->procs) {
+      if (!fp.pf.access.find()) continue;
+      for (auto& pt : fp.pf.access.find()->samples) {
         if (n++ % stride) continue;
         d << (first ? "" : ",") << "[" << static_cast<double>(pt.ts) * 1e-9 << "," << pt.offset << "," << pt.size << ","
           << pt.pid << "," << (pt.write ? 1 : 0) << "]";
         first = false;
       }
+    }
     d << "]}";
   }
   d << "],\"access\":{";

@@ -202,7 +202,7 @@ std::map<int64_t, std::string> loader_names(const Job& job, const std::map<int64
   std::map<int64_t, std::map<std::string, int64_t>> bytes;  // loader -> role -> bytes read
   for (const auto& [path, f] : job.files) {
     if (f.bytes_read <= 0) continue;
-    const Role r = classify_file(f, job).role;
+    const Role r = file_role(f, job);
     if (r != Role::kTrainData && r != Role::kValData) continue;
     for (const FileProc& fp : f.procs) {
       auto it = procs.find(fp.pid);

@@ -266,7 +266,7 @@ struct DataFiles {
 DataFiles data_files(const Job& job) {
   DataFiles d;
   for (const auto& [path, f] : job.files) {
-    const Role r = classify_file(f, job).role;
+    const Role r = file_role(f, job);
     if (r != Role::kTrainData && r != Role::kValData && r != Role::kOther) continue;
     if (f.bytes_read + f.bytes_written <= 0) continue;  // stat-only paths: imports searching sys.path
     if (f.bytes_read > 0) {

@@ -15,7 +15,11 @@ size_t Builder::NodeKeyHash::operator()(const NodeKey& k) const {
 void Builder::begin(const std::string&, const analysis::Tables* tables, bool) {
   tables_ = tables;
   node_cache_.clear();
+  last_node_ = {};
   role_cache_.clear();
+  class_of_path_ = {};
+  class_ids_.clear();
+  class_names_.clear();
   threads_.clear();
   last_thread_ = {};
 }
@@ -47,13 +51,41 @@ void Builder::process(const analysis::ProcessMeta& meta) {
   processes_[meta.pid];
 }
 
+// The file part of a node's key: the path id itself (FileClass::kPath), or
+// 1 + the index of the path's directory among this unit's directories, so
+// that a job touching millions of paths in a few directories keeps a few
+// cache entries (0: no file, or FileClass::kAny).
+uint32_t Builder::file_class_of(uint32_t path) {
+  if (path == 0 || opts_.file_class == FileClass::kAny) return 0;
+  if (opts_.file_class == FileClass::kPath || !tables_ || !tables_->str) return path;
+  if (path >= class_of_path_.size()) class_of_path_.resize(path + 1, 0);
+  uint32_t& cls = class_of_path_[path];
+  if (cls == 0) {
+    auto [it, fresh] = class_ids_.try_emplace(directory_of(tables_->str(path)), 0);
+    if (fresh) {
+      class_names_.push_back(it->first);
+      it->second = static_cast<uint32_t>(class_names_.size());
+    }
+    cls = it->second;
+  }
+  return cls;
+}
+
 uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
   // Only reads and writes have a request size; open's "size" column is its mode.
   const bool data = tables_ && e.func < tables_->funcs.size() && tables_->funcs[e.func].data;
   const int32_t sc = opts_.size_classes && data ? size_class_of(e.size) : -1;
-  const NodeKey key{e.pid, e.func, opts_.file_class == FileClass::kAny ? 0u : e.path, sc, role_of(e.ctx)};
+  // A loop repeats one call on one file: most events are the previous one's node.
+  LastNode& last = last_node_;
+  if (last.node != kNoNode && last.pid == e.pid && last.func == e.func && last.path == e.path &&
+      last.ctx == e.ctx && last.size_class == sc)
+    return last.node;
+  const NodeKey key{e.pid, e.func, file_class_of(e.path), sc, role_of(e.ctx)};
   auto hit = node_cache_.find(key);
-  if (hit != node_cache_.end()) return hit->second;
+  if (hit != node_cache_.end()) {
+    last = {e.pid, e.func, e.path, e.ctx, sc, hit->second};
+    return hit->second;
+  }
   Signature sig;
   if (tables_ && e.func < tables_->funcs.size()) {
     const analysis::FuncInfo& f = tables_->funcs[e.func];
@@ -63,14 +95,13 @@ uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
     sig.layer = "?";
     sig.function = "#" + std::to_string(e.func);
   }
-  if (key.path != 0 && tables_ && tables_->str) {
-    const std::string_view path = tables_->str(key.path);
-    sig.file = opts_.file_class == FileClass::kPath ? std::string(path) : directory_of(path);
-  }
+  if (key.path != 0 && tables_ && tables_->str)
+    sig.file = opts_.file_class == FileClass::kPath ? std::string(tables_->str(key.path)) : class_names_[key.path - 1];
   sig.size_class = sc;
   if (key.role >= 0) sig.role = "loader=" + std::to_string(key.role);
   const uint32_t id = g.intern(sig);
   node_cache_.emplace(key, id);
+  last = {e.pid, e.func, e.path, e.ctx, sc, id};
   return id;
 }
 
@@ -143,7 +174,11 @@ void Builder::close_threads() {
 void Builder::end() {
   close_threads();
   node_cache_.clear();
+  last_node_ = {};
   role_cache_.clear();
+  class_of_path_ = {};
+  class_ids_.clear();
+  class_names_.clear();
   tables_ = nullptr;
 }
 

@@ -59,7 +59,7 @@ class Builder : public analysis::UnitConsumer {
   };
   struct NodeKey {
     int64_t pid;
-    uint32_t func, path;
+    uint32_t func, path;  // path: file_class_of(the path id)
     int32_t size_class;
     int64_t role;  // the event's `loader` tag, -1 none
     bool operator==(const NodeKey&) const = default;
@@ -67,6 +67,7 @@ class Builder : public analysis::UnitConsumer {
   struct NodeKeyHash {
     size_t operator()(const NodeKey& k) const;
   };
+  uint32_t file_class_of(uint32_t path);
   uint32_t node_of(Graph& g, const analysis::IoEvent& e);
   static void log_arrival(Graph& g, ThreadCursor& t, uint32_t node);
   int64_t role_of(uint32_t ctx);
@@ -78,6 +79,18 @@ class Builder : public analysis::UnitConsumer {
   std::map<int64_t, analysis::ProcessMeta> metas_;
   std::map<std::pair<int64_t, int64_t>, ThreadCursor> threads_;  // (pid, tid), per unit
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_cache_;  // per unit: its ids -> node
+  // The previous event's ids and node (per unit), checked before node_cache_.
+  static constexpr uint32_t kNoNode = UINT32_MAX;
+  struct LastNode {
+    int64_t pid = 0;
+    uint32_t func = 0, path = 0, ctx = 0;
+    int32_t size_class = 0;
+    uint32_t node = kNoNode;
+  } last_node_;
+  // Per unit: path id -> 1 + directory index (file_class_of), the directories.
+  std::vector<uint32_t> class_of_path_;
+  std::unordered_map<std::string, uint32_t> class_ids_;
+  std::vector<std::string> class_names_;
   std::vector<int64_t> role_cache_;  // per unit: ctx id -> loader tag, -1 none, kUnknownRole not looked up
   // The last event's thread (per unit; map values do not move): consecutive
   // events mostly come from one thread, so most events skip both map lookups.

@@ -55,14 +55,34 @@ CONFIGS = {
 
 
 def timed(cmd, env_add=None):
-    """(wall seconds, CPU seconds of the process tree)."""
+    """(wall seconds, CPU seconds, minor page faults) of the process tree."""
     env = dict(os.environ, **env_add) if env_add else None
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), r1.ru_minflt - r0.ru_minflt
+
+
+def fault_cost_us(pages=20000):
+    """CPU microseconds of one first-touch page fault on this machine (they
+    were ~17 us on the VM strata was measured on: a fixed cost that counts)."""
+    import mmap
+    m = mmap.mmap(-1, pages * 4096)
+    t0 = time.process_time()
+    for i in range(0, pages * 4096, 4096):
+        m[i] = 1
+    t1 = time.process_time()
+    m.close()
+    # minus the Python loop itself, timed over pages already present
+    m2 = mmap.mmap(-1, 4096)
+    t2 = time.process_time()
+    for i in range(pages):
+        m2[0] = 1
+    t3 = time.process_time()
+    m2.close()
+    return max(0.0, ((t1 - t0) - (t3 - t2)) / pages * 1e6)
 
 
 def make_data(d, n):
@@ -78,24 +98,27 @@ def paired(strata, tmp, rounds, workload, configs):
     wall and CPU time, and of the CPU milliseconds added (traced - plain).
     Each round starts at the next config: a fixed order put the same config
     always first after the plain run and biased it."""
-    runs = {c: {"wall": [], "cpu": [], "cpu_ms": []} for c in configs}
-    plain_wall, plain_cpu = [], []
+    runs = {c: {"wall": [], "cpu": [], "cpu_ms": [], "faults": []} for c in configs}
+    plain_wall, plain_cpu, plain_faults = [], [], []
     for r in range(rounds):
-        pw, pc = timed(workload)
+        pw, pc, pf = timed(workload)
         plain_wall.append(pw)
         plain_cpu.append(pc)
+        plain_faults.append(pf)
         first = r % len(configs)
         for c in configs[first:] + configs[:first]:
             out = os.path.join(tmp, f"t-{c}-{r}")
             options, env_add = CONFIGS[c]
-            tw, tc = timed([strata, "run", "-q", "-o", out] + options + ["--"] + workload, env_add)
+            tw, tc, tf = timed([strata, "run", "-q", "-o", out] + options + ["--"] + workload, env_add)
             runs[c]["wall"].append(tw / pw)
             runs[c]["cpu"].append(tc / pc)
             runs[c]["cpu_ms"].append((tc - pc) * 1e3)
+            runs[c]["faults"].append(tf - pf)
             shutil.rmtree(out, ignore_errors=True)
     return {
         "plain_wall_s": round(statistics.median(plain_wall), 4),
         "plain_cpu_s": round(statistics.median(plain_cpu), 4),
+        "plain_faults": statistics.median(plain_faults),
         **{c: {k: round(statistics.median(v), 4) for k, v in runs[c].items()} for c in configs},
     }
 
@@ -123,6 +146,10 @@ def breakdown(result):
         part("Python layer", "default", "no-python", "start-up import + patches"),
         part("  of which torch patches", "default", "no-torch-patches", "DataLoader, Module, backward, step"),
         part("  of which numpy patches", "default", "no-numpy-patches", "numpy.load per sample"),
+        "page faults added (median of paired runs; %.1f us each here, so default's cost %+.0f ms CPU):"
+        % (result["fault_us"], job["default"]["faults"] * result["fault_us"] / 1e3),
+        "  " + ", ".join("%s %+d" % (c, job[c]["faults"]) for c in CONFIGS if c in job)
+        + " (plain %d)" % job["plain_faults"],
         "start-up alone (CPU ms added, medians of paired runs):",
         "  strata run -- /bin/true          %+6.1f ms (plain %.1f ms wall)"
         % (true["default"]["cpu_ms"], true["plain_wall_s"] * 1e3),
@@ -153,6 +180,7 @@ def main():
             "python_startup": paired(strata, tmp, args.rounds * 3, [sys.executable, "-c", "pass"],
                                      ["default", "no-python"]),
             "short_job": paired(strata, tmp, args.rounds, [sys.executable, job, data], list(CONFIGS)),
+            "fault_us": round(fault_cost_us(), 2),
         }
         print(json.dumps(result, indent=1))
         if not args.json:

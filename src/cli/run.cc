@@ -21,8 +21,10 @@
 #include "cli/commands.h"
 #include "format/format.h"
 #include "cli/live.h"
+#ifndef STRATA_LEAN_RUN
 #include "live/channel.h"
 #include "live/server.h"
+#endif
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -323,6 +325,7 @@ void report_still_running(const std::string& dir, pid_t child) {
   for (auto& [pid, cmd] : running) std::fprintf(stderr, "strata:   pid %lld: %s\n", static_cast<long long>(pid), cmd.c_str());
 }
 
+#ifndef STRATA_LEAN_RUN
 // The live server of `strata run --live`, serving while the command runs.
 // The job never depends on it: a server that cannot start is a warning.
 std::unique_ptr<live::Server> start_live_server(const RunOptions& o, const std::string& dir) {
@@ -343,6 +346,13 @@ std::unique_ptr<live::Server> start_live_server(const RunOptions& o, const std::
     return nullptr;
   }
 }
+#else
+// The lean launcher (front.cc) hands every --live run to strata-tools.
+struct NoServer {
+  void stop() {}
+};
+std::unique_ptr<NoServer> start_live_server(const RunOptions&, const std::string&) { return nullptr; }
+#endif
 
 int run_command(RunOptions o) {
   if (o.live && !o.mode_given) o.mode = "profile";
@@ -369,10 +379,12 @@ int run_command(RunOptions o) {
       if (!fs::remove(*it, rec)) break;  // not empty (or not ours): keep it and its parents
   };
   set_environment(o, dir);
+#ifndef STRATA_LEAN_RUN
   if (o.live) {
     setenv("STRATA_LIVE", "1", 1);
     live::create_channel(dir, live::parse_mode(o.mode));
   }
+#endif
   // Where processes that cannot create their own trace file (a changed user,
   // a full disk) say so; writable by all, removed again if nobody wrote.
   const std::string unwritable_log = dir + "/" + format::kUnwritableLog;
@@ -422,7 +434,7 @@ int run_command(RunOptions o) {
   }
   child_pid = pid;
   // Started after the fork: the command inherits none of its sockets.
-  std::unique_ptr<live::Server> server = o.live ? start_live_server(o, dir) : nullptr;
+  auto server = o.live ? start_live_server(o, dir) : nullptr;
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   int exec_err = 0;
   if (report[1] >= 0) {

@@ -227,7 +227,7 @@ ThreadState* create_thread_state() {
   }
   if (!s) {
     void* mem = sys::map(sizeof(ThreadState));
-    void* slots = sys::map(g.cfg.buffer_bytes);
+    void* slots = sys::map_ring(g.cfg.buffer_bytes);
     if (!mem || !slots) {
       t_done = true;
       return nullptr;

@@ -69,6 +69,35 @@ TEST(Launcher, CommandKilledByAForwardedSignalGives128PlusSignal) {
   EXPECT_EQ(r.code, 128 + SIGUSR2) << r.err;
 }
 
+// ---- the lean launcher ------------------------------------------------------------
+
+// `strata run` stays alive for the whole job: it is the lean front binary,
+// which maps neither OpenSSL nor cpp-httplib (strata-tools has them for the
+// live server); every other command reaches strata-tools with its output.
+TEST(Launcher, RunIsTheLeanFrontAndOtherCommandsReachTheTools) {
+  TempDir tmp;
+  const std::string maps = tmp.sub("maps");
+  RunResult r = run({kStrata, "run", "-q", "-o", tmp.sub("trace"), "--", "/bin/sh", "-c",
+                     "cat /proc/$PPID/maps > " + shell_quote(maps)});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string m = read_text(maps);
+  ASSERT_NE(m.find("libstdc++"), std::string::npos) << "not the launcher's maps: " << m;
+  EXPECT_EQ(m.find("libcrypto"), std::string::npos);
+  EXPECT_EQ(m.find("libcpp-httplib"), std::string::npos);
+  EXPECT_EQ(m.find("strata-tools"), std::string::npos);
+  // Another command: the same answer as strata-tools gives, exit status too.
+  const std::string tools = (fs::path(kStrata).parent_path() / "strata-tools").string();
+  RunResult front = run({kStrata, "info", tmp.sub("trace")});
+  RunResult full = run({tools, "info", tmp.sub("trace")});
+  EXPECT_EQ(front.code, 0) << front.err;
+  EXPECT_EQ(front.out, full.out);
+  EXPECT_NE(front.out.find("sh"), std::string::npos) << front.out;
+  // A run mistake is named by strata-tools, exactly as before the split.
+  RunResult bad = run({kStrata, "run", "--no-such-option", "--", "/bin/true"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("strata run: unknown option --no-such-option"), std::string::npos) << bad.err;
+}
+
 // ---- commands that cannot run -------------------------------------------------
 
 TEST(Launcher, CommandNotFoundCreatesNothing) {

@@ -146,6 +146,38 @@ TEST(Fork, FromMultiThreadedParent) {
   EXPECT_EQ(count_if(all, [&](const Event& e) { return e.name == "pread" && e.path == b; }), M);
 }
 
+// A thread's 4 MiB event ring sits in transparent huge pages (2 faults instead
+// of ~1,000 for a busy thread) and is wiped in a forked child
+// (MADV_WIPEONFORK): the parent's 70,000 preads and the child's 10 are all
+// in the trace, each once, in its own process's file.
+TEST(Fork, RingInHugePagesWipedInTheChild) {
+  TempDir tmp;
+  const std::string data = tmp.sub("data"), trace = tmp.sub("trace");
+  write_text(data, "0123456789abcdef");
+  const int64_t N = 70000;
+  RunResult plain = run({RING_PAGES_BIN, data, std::to_string(N)});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "huge_kb=0\n") << "a 4 MiB huge-page mapping without strata";
+  RunResult r = strata_run(trace, {RING_PAGES_BIN, data, std::to_string(N)});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  if (read_text("/sys/kernel/mm/transparent_hugepage/enabled").find("[never]") == std::string::npos) {
+    EXPECT_EQ(r.out, "huge_kb=4096\n") << "the ring (touched all over by 70,000 events) is not in huge pages";
+  }
+  auto files = process_files(trace);
+  ASSERT_EQ(files.size(), 2u);
+  auto all = cat_trace(trace);
+  const auto preads = select(all, [&](const Event& e) { return e.name == "pread" && e.path == data; });
+  ASSERT_EQ(preads.size(), static_cast<size_t>(N + 10));
+  std::map<int64_t, int64_t> per_pid;
+  for (auto& e : preads) ++per_pid[e.pid];
+  ASSERT_EQ(per_pid.size(), 2u);
+  std::vector<int64_t> counts;
+  for (auto& [pid, n] : per_pid) counts.push_back(n);
+  std::sort(counts.begin(), counts.end());
+  EXPECT_EQ(counts, (std::vector<int64_t>{10, N}));
+  for (auto& f : files) EXPECT_EQ(f.dropped, 0u);
+}
+
 // A execs B (execl) execs C (execvp): one file per process image, all with the
 // same pid and ppid, each holding exactly its own I/O and the exec recorded
 // before it happened.

@@ -66,11 +66,17 @@ class Pass {
   virtual void finish(Analysis& /*a*/, PassState* /*state*/) {}
   virtual void text(const Analysis& /*a*/, std::ostream& /*out*/) const {}
   virtual void json(const Analysis& /*a*/, JsonSection& /*out*/) const {}
+  // Rendered right after the header (the first pass) whatever its place in
+  // the pass order: a summary that reads the results of later passes (the verdict).
+  virtual bool leads_report() const { return false; }
 };
 
 // The passes of `strata analyze`, in order, configured by the options.
 std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o);
-// Their names (what --section takes).
+// The order their sections are rendered in: the first pass (the header),
+// the passes that lead the report, then the others in pass order.
+std::vector<const Pass*> report_order(const std::vector<std::unique_ptr<Pass>>& passes);
+// Their names (what --section takes), in report order.
 std::vector<std::string> pass_names(const AnalyzeOptions& o);
 
 // The merged states of every event pass of one set of units, as one value

@@ -123,11 +123,11 @@ class JobSummaryPass : public SectionPass {
 std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o) {
   std::vector<std::unique_ptr<Pass>> v;
   v.push_back(std::make_unique<IoPass>(o));
-  v.push_back(make_verdict_pass(o));  // what bounds the job, first after the header
   v.push_back(make_modes_pass(o));    // under --live: which intervals were traced in full
   // Deep-learning summary: epochs, loader wait, data set vs checkpoint files.
   v.push_back(std::make_unique<SectionPass>("dl", text_dl, std::vector<Section>{}));
   v.push_back(make_critical_path_pass(o));  // the loop's wait vs compute, and what the workers did meanwhile
+  v.push_back(make_verdict_pass(o));  // what bounds the job (reads the critical path); printed first
   // Job summary and per-process overlap of I/O and compute.
   v.push_back(std::make_unique<JobSummaryPass>());
   v.push_back(std::make_unique<SectionPass>("functions", text_functions, std::vector<Section>{json_functions}));
@@ -243,6 +243,15 @@ Analysis::Analysis(const AnalyzeOptions& o, std::vector<std::unique_ptr<Pass>> p
   for (size_t i = 0; i < passes_.size(); ++i) passes_[i]->finish(*this, states_.state(i));
 }
 
+std::vector<const Pass*> report_order(const std::vector<std::unique_ptr<Pass>>& passes) {
+  std::vector<const Pass*> order;
+  for (size_t i = 0; i < passes.size(); ++i)
+    if (i == 0 || passes[i]->leads_report()) order.push_back(passes[i].get());
+  for (size_t i = 1; i < passes.size(); ++i)
+    if (!passes[i]->leads_report()) order.push_back(passes[i].get());
+  return order;
+}
+
 void Analysis::write_text(std::ostream& out) const {
   // --section NAME: the header (the io pass) and the named passes only.
   auto selected = [&](const Pass& p) {
@@ -250,28 +259,29 @@ void Analysis::write_text(std::ostream& out) const {
     return std::find(opts_.sections.begin(), opts_.sections.end(), p.name()) != opts_.sections.end();
   };
   std::ostringstream text;
-  for (auto& p : passes_)
+  for (const Pass* p : report_order(passes_))
     if (selected(*p)) p->text(*this, text);
   out << fit_width(text.str(), kTextColumns);
 }
 
 std::vector<std::string> pass_names(const AnalyzeOptions& o) {
   std::vector<std::string> names;
-  for (auto& p : make_passes(o)) names.push_back(p->name());
+  const auto passes = make_passes(o);
+  for (const Pass* p : report_order(passes)) names.push_back(p->name());
   return names;
 }
 
 void Analysis::write_json(std::ostream& out) const {
   json_header(job(), opts_, out);
   JsonSection s(out);
-  for (auto& p : passes_) p->json(*this, s);
+  for (const Pass* p : report_order(passes_)) p->json(*this, s);
   out << "\n}\n";
 }
 
 void Analysis::write_json_of(const std::vector<std::string>& pass_names, std::ostream& out) const {
   out << "{\"passes\": " << pass_names.size();
   JsonSection s(out);
-  for (auto& p : passes_)
+  for (const Pass* p : report_order(passes_))
     if (std::find(pass_names.begin(), pass_names.end(), p->name()) != pass_names.end()) p->json(*this, s);
   out << "\n}";
 }

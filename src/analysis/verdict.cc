@@ -415,14 +415,28 @@ void cold_epoch_rule(const Job& job, const std::map<std::string, int64_t>& epoch
                         {{"first_read_ns", double(first)}, {"rest_read_ns", rest}, {"epochs_compared", double(dl.compared.size())}}});
 }
 
+// The sums over `pid`'s epochs (nullptr when the critical path has none).
+const PathFigures* epochs_of(const std::vector<LoopPath>& paths, int64_t pid) {
+  for (const LoopPath& p : paths)
+    if (p.pid == pid && !p.epochs.empty()) return &p.total;
+  return nullptr;
+}
+
 Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs,
                      const std::map<std::string, int64_t>& epoch_read_ns, int64_t main_pid,
-                     const AnalyzeOptions& o) {
+                     const AnalyzeOptions& o, const PathFigures* epochs) {
   const VerdictProc& m = procs.at(main_pid);
   Verdict v;
-  const int64_t loop_ns = m.loop_last - m.loop_first;
+  int64_t loop_ns = m.loop_last - m.loop_first;
   // Starting an iterator (worker start-up under spawn/forkserver) is waiting for data too.
-  const int64_t wait_ns = m.loader_wait_ns + m.loader_start_ns + m.loader_stop_ns;
+  int64_t wait_ns = m.loader_wait_ns + m.loader_start_ns + m.loader_stop_ns;
+  if (epochs && epochs->loop_ns > 0) {
+    // The training loop is its epochs, as in the epoch table and the critical
+    // path, plus the checkpoints saved between them; an evaluation pass
+    // between or after the epochs is not.
+    loop_ns = epochs->loop_ns + std::max<int64_t>(0, m.checkpoint_ns - epochs->checkpoint_ns);
+    wait_ns = epochs->wait_ns;
+  }
   const int64_t compute_ns = std::max<int64_t>(0, loop_ns - wait_ns - m.checkpoint_ns);
   const double wait = share(wait_ns, loop_ns), ckpt = share(m.checkpoint_ns, loop_ns);
   const Loader l = loader_of(job, procs, main_pid, m);
@@ -598,10 +612,12 @@ void json_evidence(const Evidence& ev, std::ostream& out) {
 class VerdictPass : public Pass {
  public:
   const char* name() const override { return "verdict"; }
+  bool leads_report() const override { return true; }
   std::unique_ptr<PassState> new_state() const override { return std::make_unique<VerdictState>(); }
   void finish(Analysis& a, PassState* s) override {
     auto* st = static_cast<VerdictState*>(s);
-    verdict_ = make_verdict(a.job(), st->procs(), st->epoch_read_ns(), a.opts());
+    // The training loops' epochs as the critical path pass (run before this one) cut them.
+    verdict_ = make_verdict(a.job(), st->procs(), st->epoch_read_ns(), a.opts(), critical_paths(a));
   }
   // By default each piece of advice takes one screen line so that the report
   // fits a screen: its whole text when it fits, else what to do (the part
@@ -642,7 +658,8 @@ class VerdictPass : public Pass {
 }  // namespace
 
 Verdict make_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs,
-                     const std::map<std::string, int64_t>& epoch_read_ns, const AnalyzeOptions& o) {
+                     const std::map<std::string, int64_t>& epoch_read_ns, const AnalyzeOptions& o,
+                     const std::vector<LoopPath>& paths) {
   int64_t main_pid = -1, most = -1;
   for (const auto& [pid, p] : procs)
     if (p.loader_waits && p.loader_wait_ns > most) {
@@ -650,7 +667,7 @@ Verdict make_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
       main_pid = pid;
     }
   Verdict v = main_pid >= 0 && procs.at(main_pid).loop_last > procs.at(main_pid).loop_first
-                  ? loop_verdict(job, procs, epoch_read_ns, main_pid, o)
+                  ? loop_verdict(job, procs, epoch_read_ns, main_pid, o, epochs_of(paths, main_pid))
                   : process_verdict(job, o);
   std::vector<Verdict::Advice> first = std::move(v.advice);
   v.advice.clear();

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/critical_path.h"
 #include "analysis/pass.h"
 
 namespace strata::analysis {
@@ -62,8 +63,12 @@ constexpr int64_t kSmallRequestBytes = 64 << 10;  // mean request below which re
 
 // `epoch_read_ns`: read time on the job's files (not code, not system files)
 // per `epoch` tag value.
+// `paths`: the critical path pass's training loops; the main loop's time is
+// then its epochs plus the checkpoints between them (else its first to its
+// last DataLoader call).
 Verdict make_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs,
-                     const std::map<std::string, int64_t>& epoch_read_ns, const AnalyzeOptions& o);
+                     const std::map<std::string, int64_t>& epoch_read_ns, const AnalyzeOptions& o,
+                     const std::vector<LoopPath>& paths = {});
 
 std::unique_ptr<Pass> make_verdict_pass(const AnalyzeOptions& o);
 

@@ -151,6 +151,7 @@ TEST(ManyFiles, SavedAndLoadedStateGivesTheSameReport) {
   EXPECT_NE(local.str().find("{\"path\": \"/data/meta/d3/f1999\", \"role\": \"other\", \"evidence\": [\"metadata only "
                              "(stat/open without data)\"], \"processes\": 1, \"shared\": false, \"access\": "
                              "\"metadata-only\", \"read_extent\": \"unknown\", \"pattern\": \"unknown\", \"reread\": -1, "
-                             "\"metadata_bound\": true, \"opens\": 0, \"reads\": 0, \"writes\": 0, \"stats\": 1, "),
+                             "\"reread_per_open\": -1, \"metadata_bound\": true, \"opens\": 0, \"fdopens\": 0, "
+                             "\"reads\": 0, \"writes\": 0, \"stats\": 1, "),
             std::string::npos);
 }

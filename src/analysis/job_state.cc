@@ -89,6 +89,7 @@ void load_job(std::string_view bytes, Job& job) {
 static void merge_file(FileAgg& a, FileAgg& b) {
   if (a.path.empty()) a.path = b.path;
   a.opens += b.opens;
+  a.fdopens += b.fdopens;
   a.reads += b.reads;
   a.writes += b.writes;
   a.stats += b.stats;

@@ -627,7 +627,7 @@ class VerdictPass : public Pass {
     for (const auto& a : verdict_.advice) {
       const std::string head = "  - [" + a.rule + "] ";
       std::string line = head + a.text;
-      if (!an.opts().all && line.size() > kTextColumns) {
+      if (!an.opts().all && clip_words(line, kTextColumns) != line) {  // wider than the screen (columns, not bytes)
         const size_t action = a.text.rfind(": ");
         if (action != std::string::npos) line = head + a.text.substr(action + 2);
         line = clip_words(line, kTextColumns);

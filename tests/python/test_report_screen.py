@@ -93,15 +93,16 @@ def test_path_lists_the_files_under_it(trace):
     assert sorted(f["path"] for f in on_json) == sorted(under)
 
 
-@pytest.mark.parametrize("kind", ["npy", "npz"])
-def test_reread_factor_split_in_opens_and_per_open(kind, tmp_path):
+@pytest.mark.parametrize("kind,procs", [("npy", "one"), ("npz", "one"), ("npy", "fork")])
+def test_reread_factor_split_in_opens_and_per_open(kind, procs, tmp_path):
     # 20 files read whole in each of 3 passes: the re-read factor is 3 opens
     # per file times what one open reads; numpy reads an .npz archive's index
-    # again (more than the file per open), an .npy file exactly once.
+    # again (more than the file per open). "fork": each pass in its own
+    # process, so the counts are merged over 4 process files.
     script = os.path.join(conftest.SCRIPTS, "reread_job.py")
     data, trace = str(tmp_path / "data"), str(tmp_path / "trace")
     subprocess.run([conftest.PYTHON, script, data, "gen", kind, "20"], check=True, timeout=120)
-    conftest.run_traced(trace, [conftest.PYTHON, script, data, "read", "3"])
+    conftest.run_traced(trace, [conftest.PYTHON, script, data, "read", "3"] + (["fork"] if procs == "fork" else []))
     import json
     report = json.loads(analyze(trace, "--json"))
     dirs = [d for d in report["dataset_dirs"] if d["dir"] == data + "/"]

@@ -3,7 +3,7 @@
 open) or `.npy` arrays (the file once per open).
 
     reread_job.py DIR gen npz|npy FILES
-    reread_job.py DIR read EPOCHS
+    reread_job.py DIR read EPOCHS [fork]   (fork: each pass in its own child process)
 """
 import os
 import sys
@@ -20,7 +20,7 @@ if what == "gen":
         else:
             np.save(os.path.join(top, "s%03d.npy" % i), x)
 else:
-    for epoch in range(int(sys.argv[3])):
+    def one_pass():
         for name in sorted(os.listdir(top)):
             path = os.path.join(top, name)
             if name.endswith(".npz"):
@@ -29,3 +29,14 @@ else:
                     z["y"]
             else:
                 np.load(path).sum()
+
+    for epoch in range(int(sys.argv[3])):
+        if sys.argv[4:] == ["fork"]:
+            pid = os.fork()
+            if pid == 0:
+                one_pass()
+                os._exit(0)
+            _, status = os.waitpid(pid, 0)
+            assert status == 0
+        else:
+            one_pass()

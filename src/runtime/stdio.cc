@@ -158,12 +158,17 @@ int64_t stream_io(Fn fn, FILE* fp, int64_t size, Call call) {
   return r;
 }
 
-// A stream position change; the new position is read back from the stream
-// and recorded as the event's offset (Darshan's STDIO offset after fseek is
-// ftell's), so SEEK_CUR/SEEK_END moves count right. A failed call records the
-// requested argument.
+// Where the position after a stream position change comes from. Asking the
+// stream (ftello) costs an lseek system call on a fresh stream, so it is done
+// only when the call's arguments or result do not already say it.
+enum class PosAfter { kAsk, kRequested, kResult };
+PosAfter seek_set(int whence) { return whence == SEEK_SET ? PosAfter::kRequested : PosAfter::kAsk; }
+
+// A stream position change; the new position is recorded as the event's
+// offset (Darshan's STDIO offset after fseek is ftell's), so SEEK_CUR/SEEK_END
+// moves count right. A failed call records the requested argument.
 template <class Call>
-int64_t stream_seek(Fn fn, FILE* fp, int64_t requested, Call call) {
+int64_t stream_seek(Fn fn, FILE* fp, int64_t requested, PosAfter after, Call call) {
   IoScope s(fn, S);
   int64_t r = call();
   if (!s.on()) return r;
@@ -174,18 +179,25 @@ int64_t stream_seek(Fn fn, FILE* fp, int64_t requested, Call call) {
     s.skip();
     return r;
   }
-  const int64_t pos = stream_pos(fp);
+  int64_t pos = -1;
+  if (after == PosAfter::kAsk) pos = stream_pos(fp);
+  else if (r >= 0) pos = after == PosAfter::kRequested ? requested : r;
   if (pos >= 0) e->spos.store(pos, std::memory_order_relaxed);
   s.record(fd, e->path.load(std::memory_order_relaxed), r >= 0 && pos >= 0 ? pos : requested, -1, r);
   return r;
 }
 
-template <class Call>
-FILE* stream_open(Fn fn, uint32_t sid, Call call) {
+// `path_of` names the stream's file; it runs only when the call is recorded
+// (resolving a path, or a descriptor's path through /proc, costs system calls).
+template <class PathOf, class Call>
+FILE* stream_open(Fn fn, PathOf path_of, Call call) {
   IoScope s(fn, S);
   FILE* fp = call();
   if (!s.on()) return fp;
   s.stop(fp == nullptr);
+  const int saved = errno;
+  const uint32_t sid = path_of();
+  errno = saved;
   int fd = stream_fd(fp);
   if (fd >= 0) {
     if (fn != Fn::fdopen) fd_opened(fd, sid, 0);
@@ -211,10 +223,10 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 FILE* fopen(const char* path, const char* mode) {
-  return stream_open(Fn::fopen, open_path(path), [&] { return REAL(fopen)(path, mode); });
+  return stream_open(Fn::fopen, [&] { return open_path(path); }, [&] { return REAL(fopen)(path, mode); });
 }
 FILE* fopen64(const char* path, const char* mode) {
-  return stream_open(Fn::fopen64, open_path(path), [&] { return REAL(fopen64)(path, mode); });
+  return stream_open(Fn::fopen64, [&] { return open_path(path); }, [&] { return REAL(fopen64)(path, mode); });
 }
 // fileno: Darshan counts it as an open of the stream's file in its POSIX
 // record (POSIX_OPENS, POSIX_FILENOS). Recorded in the POSIX layer with the
@@ -233,14 +245,13 @@ int fileno(FILE* fp) {
   return r;
 }
 FILE* fdopen(int fd, const char* mode) {
-  uint32_t sid = g_hot.active ? fd_path(fd) : 0;
-  return stream_open(Fn::fdopen, sid, [&] { return REAL(fdopen)(fd, mode); });
+  return stream_open(Fn::fdopen, [&] { return fd_path(fd); }, [&] { return REAL(fdopen)(fd, mode); });
 }
 FILE* freopen(const char* path, const char* mode, FILE* fp) {
-  return stream_open(Fn::freopen, open_path(path), [&] { return REAL(freopen)(path, mode, fp); });
+  return stream_open(Fn::freopen, [&] { return open_path(path); }, [&] { return REAL(freopen)(path, mode, fp); });
 }
 FILE* freopen64(const char* path, const char* mode, FILE* fp) {
-  return stream_open(Fn::freopen64, open_path(path), [&] { return REAL(freopen64)(path, mode, fp); });
+  return stream_open(Fn::freopen64, [&] { return open_path(path); }, [&] { return REAL(freopen64)(path, mode, fp); });
 }
 
 int fclose(FILE* fp) {
@@ -323,25 +334,25 @@ ssize_t __getdelim(char** line, size_t* n, int delim, FILE* fp) {
 }
 
 int fseek(FILE* fp, long off, int whence) {
-  return static_cast<int>(stream_seek(Fn::fseek, fp, off, [&] { return static_cast<int64_t>(REAL(fseek)(fp, off, whence)); }));
+  return static_cast<int>(stream_seek(Fn::fseek, fp, off, seek_set(whence), [&] { return static_cast<int64_t>(REAL(fseek)(fp, off, whence)); }));
 }
 int fseeko(FILE* fp, off_t off, int whence) {
-  return static_cast<int>(stream_seek(Fn::fseeko, fp, off, [&] { return static_cast<int64_t>(REAL(fseeko)(fp, off, whence)); }));
+  return static_cast<int>(stream_seek(Fn::fseeko, fp, off, seek_set(whence), [&] { return static_cast<int64_t>(REAL(fseeko)(fp, off, whence)); }));
 }
 int fseeko64(FILE* fp, off64_t off, int whence) {
-  return static_cast<int>(stream_seek(Fn::fseeko64, fp, off, [&] { return static_cast<int64_t>(REAL(fseeko64)(fp, off, whence)); }));
+  return static_cast<int>(stream_seek(Fn::fseeko64, fp, off, seek_set(whence), [&] { return static_cast<int64_t>(REAL(fseeko64)(fp, off, whence)); }));
 }
 long ftell(FILE* fp) {
-  return stream_seek(Fn::ftell, fp, -1, [&] { return static_cast<int64_t>(REAL(ftell)(fp)); });
+  return stream_seek(Fn::ftell, fp, -1, PosAfter::kResult, [&] { return static_cast<int64_t>(REAL(ftell)(fp)); });
 }
 off_t ftello(FILE* fp) {
-  return stream_seek(Fn::ftello, fp, -1, [&] { return static_cast<int64_t>(REAL(ftello)(fp)); });
+  return stream_seek(Fn::ftello, fp, -1, PosAfter::kResult, [&] { return static_cast<int64_t>(REAL(ftello)(fp)); });
 }
 off64_t ftello64(FILE* fp) {
-  return stream_seek(Fn::ftello64, fp, -1, [&] { return static_cast<int64_t>(REAL(ftello64)(fp)); });
+  return stream_seek(Fn::ftello64, fp, -1, PosAfter::kResult, [&] { return static_cast<int64_t>(REAL(ftello64)(fp)); });
 }
 void rewind(FILE* fp) {
-  stream_seek(Fn::rewind, fp, 0, [&] {
+  stream_seek(Fn::rewind, fp, 0, PosAfter::kAsk, [&] {
     REAL(rewind)(fp);
     return int64_t{0};
   });
@@ -496,11 +507,11 @@ int __isoc99_vfscanf(FILE* fp, const char* format, va_list ap) {
 
 // fsetpos: recorded like fseek, with the absolute position it restores.
 int fsetpos(FILE* fp, const fpos_t* pos) {
-  return static_cast<int>(stream_seek(Fn::fsetpos, fp, pos ? pos->__pos : -1,
+  return static_cast<int>(stream_seek(Fn::fsetpos, fp, pos ? pos->__pos : -1, PosAfter::kAsk,
                                       [&] { return static_cast<int64_t>(REAL(fsetpos)(fp, pos)); }));
 }
 int fsetpos64(FILE* fp, const fpos64_t* pos) {
-  return static_cast<int>(stream_seek(Fn::fsetpos64, fp, pos ? pos->__pos : -1,
+  return static_cast<int>(stream_seek(Fn::fsetpos64, fp, pos ? pos->__pos : -1, PosAfter::kAsk,
                                       [&] { return static_cast<int64_t>(REAL(fsetpos64)(fp, pos)); }));
 }
 

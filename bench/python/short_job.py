@@ -85,6 +85,35 @@ def fault_cost_us(pages=20000):
     return max(0.0, ((t1 - t0) - (t3 - t2)) / pages * 1e6)
 
 
+def perf_counts(cmd, env_add=None):
+    """System calls and page faults of the process tree, from `perf stat`
+    (software events: they count the same whatever the machine's load)."""
+    env = dict(os.environ, **env_add) if env_add else None
+    r = subprocess.run(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter,page-faults", "--"] + cmd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, check=True)
+    counts = {}
+    for line in r.stderr.splitlines():
+        parts = line.split(",")
+        if len(parts) > 2 and parts[0].isdigit():
+            counts["syscalls" if "sys_enter" in parts[2] else "faults"] = int(parts[0])
+    return counts
+
+
+def load_free_counts(strata, tmp, workload):
+    """Per configuration, the system calls and page faults strata adds to one
+    run (one run each: these counts barely move between runs)."""
+    plain = perf_counts(workload)
+    lines = ["load-free counts of one run each (perf stat; plain: %d system calls, %d page faults):"
+             % (plain["syscalls"], plain["faults"])]
+    for c, (options, env_add) in CONFIGS.items():
+        out = os.path.join(tmp, "t-counts-" + c)
+        got = perf_counts([strata, "run", "-q", "-o", out] + options + ["--"] + workload, env_add)
+        shutil.rmtree(out, ignore_errors=True)
+        lines.append("  %-18s %+8d system calls %+8d page faults"
+                     % (c, got["syscalls"] - plain["syscalls"], got["faults"] - plain["faults"]))
+    return lines
+
+
 def make_data(d, n):
     import numpy as np
     os.makedirs(d, exist_ok=True)
@@ -166,6 +195,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--files", type=int, default=6000)
     ap.add_argument("--json", action="store_true", help="only the JSON figures")
+    ap.add_argument("--counts", action="store_true",
+                    help="only the system calls and page faults each configuration adds (needs perf)")
     args = ap.parse_args()
     strata = os.path.abspath(os.path.join(args.build, "bin", "strata"))
     tmp = tempfile.mkdtemp(prefix="strata-shortjob-")
@@ -175,6 +206,9 @@ def main():
         job = os.path.join(tmp, "job.py")
         with open(job, "w") as f:
             f.write(JOB)
+        if args.counts:
+            print("\n".join(load_free_counts(strata, tmp, [sys.executable, job, data])))
+            return
         result = {
             "true": paired(strata, tmp, args.rounds * 3, ["/bin/true"], ["default"]),
             "python_startup": paired(strata, tmp, args.rounds * 3, [sys.executable, "-c", "pass"],

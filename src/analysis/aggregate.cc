@@ -147,7 +147,7 @@ struct UnitAgg::Proc {
   TimeBins bins;
   counters::CounterEngine engine;
   std::vector<uint32_t> file_idx;  // path id -> index + 1
-  std::deque<ProcFile> files;
+  std::deque<FileAgg> files;       // become the job's (merge_files): counted as ProcFiles
   std::vector<uint32_t> file_paths;
   uint64_t rng = 0x9E3779B97F4A7C15ull;
   ProcFile& file(uint32_t path) {
@@ -643,48 +643,32 @@ void UnitAgg::merge_into(Job& job) {
   path_names_.shrink_to_fit();
 }
 
-// The unit's files, sorted by path, join the job's: each ProcFile moves once
-// into its FileAgg (a file of one process stores one record), paths stay in
-// the pool end() filled.
+// The unit's files join the job's. Each process's files are already FileAggs
+// whose counts are its records: they move into the unit's table, which sorts
+// them in place (a file of one process stores one record, never copied).
 void UnitAgg::merge_files(Job& job, const std::vector<int64_t>& pids) {
-  struct Item {
-    std::string_view path;
-    uint32_t proc, file;  // index into pids, into that process's files
-  };
-  std::vector<Item> order;
-  size_t n = 0;
-  for (int64_t pid : pids) n += procs_[pid]->files.size();
-  order.reserve(n);
-  std::vector<Proc*> procs;
+  std::deque<FileAgg> files;
   for (int64_t pid : pids) {
     Proc& p = *procs_[pid];
-    for (size_t i = 0; i < p.files.size(); ++i)
-      order.push_back({path_names_[p.file_paths[i]], static_cast<uint32_t>(procs.size()), static_cast<uint32_t>(i)});
-    procs.push_back(&p);
-  }
-  // One path's records in pid order (no stable_sort: its buffer is half the items again).
-  std::sort(order.begin(), order.end(), [](const Item& a, const Item& b) {
-    return a.path != b.path ? a.path < b.path : a.proc != b.proc ? a.proc < b.proc : a.file < b.file;
-  });
-  std::vector<FileAgg> files;
-  files.reserve(order.size());
-  for (const Item& it : order) {
-    if (files.empty() || files.back().path != it.path) {
-      files.emplace_back();
-      files.back().path = it.path;
+    for (size_t i = 0; i < p.files.size(); ++i) {
+      FileAgg& fa = p.files[i];
+      const uint32_t id = p.file_paths[i];
+      fa.path = path_names_[id];
+      fa.set_only_process(pid);
+      if (auto* rec = p.engine.find_posix(id)) {
+        fa.seq_reads = rec->counters[counters::POSIX_SEQ_READS];
+        fa.consec_reads = rec->counters[counters::POSIX_CONSEC_READS];
+        fa.counted_reads = rec->counters[counters::POSIX_READS];
+      }
     }
-    FileAgg& fa = files.back();
-    Proc& p = *procs[it.proc];
-    const uint32_t id = p.file_paths[it.file];
-    if (auto* rec = p.engine.find_posix(id)) {
-      fa.seq_reads += rec->counters[counters::POSIX_SEQ_READS];
-      fa.consec_reads += rec->counters[counters::POSIX_CONSEC_READS];
-      fa.counted_reads += rec->counters[counters::POSIX_READS];
+    if (files.empty()) {
+      files = std::move(p.files);
+    } else {
+      for (FileAgg& fa : p.files) files.push_back(std::move(fa));
     }
-    fa.add_process(pids[it.proc], std::move(p.files[it.file]));
+    p.files = {};
+    p.file_paths = {};
   }
-  order = {};
-  for (Proc* p : procs) p->files = {};
   FileTable unit(std::move(paths_), std::move(files));
   job.files.merge(unit);
   paths_ = PathPool();

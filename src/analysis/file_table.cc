@@ -35,6 +35,11 @@ FileProcRef FileProcRange::iterator::operator*() const {
   return {f_->only_pid_, *f_};
 }
 
+void FileAgg::set_only_process(int64_t pid) {
+  only_pid_ = pid;
+  single_ = true;
+}
+
 void FileAgg::add_process(int64_t pid, ProcFile&& pf) {
   ProcFile& counts = *this;
   if (!single_ && !many_.find()) {
@@ -116,8 +121,35 @@ namespace {
 
 bool by_path(const FileAgg& a, const FileAgg& b) { return a.path < b.path; }
 
+// Sorts by path, records of one path in their order: the order computed on
+// indices, then each record moved once along its permutation cycle (sorting
+// the records themselves moves each ~log n times; stable_sort's buffer would
+// be half of them again).
+void sort_by_path(std::deque<FileAgg>& files) {
+  if (std::is_sorted(files.begin(), files.end(), by_path)) return;
+  std::vector<uint32_t> from(files.size());  // from[i]: where the i-th in order is now
+  for (uint32_t i = 0; i < from.size(); ++i) from[i] = i;
+  std::sort(from.begin(), from.end(), [&](uint32_t a, uint32_t b) {
+    const int c = files[a].path.compare(files[b].path);
+    return c != 0 ? c < 0 : a < b;
+  });
+  for (uint32_t i = 0; i < from.size(); ++i) {
+    if (from[i] == i) continue;
+    FileAgg held = std::move(files[i]);
+    uint32_t j = i;
+    while (from[j] != i) {
+      const uint32_t next = from[j];
+      files[j] = std::move(files[next]);
+      from[j] = j;
+      j = next;
+    }
+    files[j] = std::move(held);
+    from[j] = j;
+  }
+}
+
 // Combines neighbours of one path (files sorted by path, stable).
-void combine_equal(std::vector<FileAgg>& files) {
+void combine_equal(std::deque<FileAgg>& files) {
   if (files.size() < 2) return;
   size_t out = 0;
   for (size_t i = 1; i < files.size(); ++i) {
@@ -129,10 +161,16 @@ void combine_equal(std::vector<FileAgg>& files) {
   files.resize(out + 1);
 }
 
+// Moves the front of `from` to the back of `to`, freeing `from` as it goes.
+void move_front(std::deque<FileAgg>& from, std::deque<FileAgg>& to) {
+  to.push_back(std::move(from.front()));
+  from.pop_front();
+}
+
 }  // namespace
 
-FileTable::FileTable(PathPool pool, std::vector<FileAgg> files) : pool_(std::move(pool)), files_(std::move(files)) {
-  if (!std::is_sorted(files_.begin(), files_.end(), by_path)) std::stable_sort(files_.begin(), files_.end(), by_path);
+FileTable::FileTable(PathPool pool, std::deque<FileAgg> files) : pool_(std::move(pool)), files_(std::move(files)) {
+  sort_by_path(files_);
   combine_equal(files_);
 }
 
@@ -171,23 +209,22 @@ FileAgg& FileTable::operator[](std::string_view path) {
 
 void FileTable::merge(FileTable& later) {
   pool_.absorb(later.pool_);
+  std::deque<FileAgg>& b = later.files_;
   if (files_.empty()) {
-    files_ = std::move(later.files_);
-  } else if (!later.files_.empty() && files_.back().path < later.files_.front().path) {
-    files_.reserve(files_.size() + later.files_.size());
-    std::move(later.files_.begin(), later.files_.end(), std::back_inserter(files_));
-  } else if (!later.files_.empty()) {
-    std::vector<FileAgg> all;
-    all.reserve(files_.size() + later.files_.size());
+    files_ = std::move(b);
+  } else if (!b.empty() && files_.back().path < b.front().path) {
+    while (!b.empty()) move_front(b, files_);
+  } else if (!b.empty()) {
     // Ours first among equal paths: combine_equal keeps unit order.
-    std::merge(std::make_move_iterator(files_.begin()), std::make_move_iterator(files_.end()),
-               std::make_move_iterator(later.files_.begin()), std::make_move_iterator(later.files_.end()),
-               std::back_inserter(all), by_path);
+    std::deque<FileAgg> all;
+    std::deque<FileAgg>& a = files_;
+    while (!a.empty() && !b.empty()) move_front(by_path(b.front(), a.front()) ? b : a, all);
+    while (!a.empty()) move_front(a, all);
+    while (!b.empty()) move_front(b, all);
     combine_equal(all);
     files_ = std::move(all);
   }
-  later.files_.clear();
-  later.files_.shrink_to_fit();
+  b = {};
 }
 
 }  // namespace strata::analysis

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -130,6 +131,8 @@ class FileAgg : public ProcFile {
   int64_t seq_reads = 0, consec_reads = 0, counted_reads = 0;
 
   FileProcRange procs() const { return FileProcRange(this); }
+  // The counts so far are process `pid`'s record (a file with no process yet).
+  void set_only_process(int64_t pid);
   // Adds process `pid`'s record of this file (the counts grow by its counts).
   void add_process(int64_t pid, ProcFile&& pf);
   // Adds a later unit's record of the same file (its processes after ours).
@@ -162,20 +165,22 @@ class PathPool {
 };
 
 // Every file of the job, sorted by path (the order of every file list in
-// the reports), paths in one pool: no map node, no string per file.
+// the reports), paths in one pool: no map node, no string per file. A deque,
+// so that the per-unit files become the table's without a copy and a merge
+// frees its inputs as it goes.
 class FileTable {
  public:
   FileTable() = default;
   // A table of `files` (paths viewed in `pool`), in any order; records of
   // one path are combined in their order in `files`.
-  FileTable(PathPool pool, std::vector<FileAgg> files);
+  FileTable(PathPool pool, std::deque<FileAgg> files);
   FileTable(const FileTable& o);
   FileTable& operator=(const FileTable& o);
   FileTable(FileTable&&) noexcept = default;
   FileTable& operator=(FileTable&&) noexcept = default;
 
-  using iterator = std::vector<FileAgg>::iterator;
-  using const_iterator = std::vector<FileAgg>::const_iterator;
+  using iterator = std::deque<FileAgg>::iterator;
+  using const_iterator = std::deque<FileAgg>::const_iterator;
   iterator begin() { return files_.begin(); }
   iterator end() { return files_.end(); }
   const_iterator begin() const { return files_.begin(); }
@@ -193,7 +198,7 @@ class FileTable {
 
  private:
   PathPool pool_;
-  std::vector<FileAgg> files_;
+  std::deque<FileAgg> files_;
 };
 
 }  // namespace strata::analysis

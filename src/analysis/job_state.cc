@@ -73,7 +73,7 @@ template <class Ar> void fields(Ar& ar, FileTable& x) {
   ar(n);
   if constexpr (std::is_same_v<Ar, serial::Reader>) {
     PathPool pool;
-    std::vector<FileAgg> files;
+    std::deque<FileAgg> files;
     for (uint64_t i = 0; i < n; ++i) {
       std::string path;
       FileAgg f;

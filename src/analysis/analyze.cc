@@ -81,12 +81,17 @@ static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
   // Processes that share the file: those that read or wrote it (a launcher
   // that only stat()s or opens it does not share its data; the text report's
   // "I/O strategy" counts the same way). Metadata-only files: every process.
-  std::vector<int64_t> pids;
   const bool any_data = f.reads + f.writes > 0;
-  for (const FileProcRef fp : f.procs())
-    if ((!any_data || fp.pf.reads + fp.pf.writes > 0) && std::find(pids.begin(), pids.end(), fp.pid) == pids.end())
-      pids.push_back(fp.pid);
-  v.nprocs = pids.size();
+  const FileProcRange procs = f.procs();
+  if (procs.size() == 1) {  // most files: no list of pids to build
+    v.nprocs = !any_data || procs[0].pf.reads + procs[0].pf.writes > 0 ? 1 : 0;
+  } else {
+    std::vector<int64_t> pids;
+    for (const FileProcRef fp : procs)
+      if ((!any_data || fp.pf.reads + fp.pf.writes > 0) && std::find(pids.begin(), pids.end(), fp.pid) == pids.end())
+        pids.push_back(fp.pid);
+    v.nprocs = pids.size();
+  }
   v.shared = v.nprocs > 1;
   const bool rd = f.reads > 0, wr = f.writes > 0;
   v.access = rd && wr ? "read-write" : rd ? "read-only" : wr ? "write-only" : "metadata-only";
@@ -114,7 +119,8 @@ static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
   // per file of the job.
   thread_local std::string p;
   p.assign(f.path);
-  for (char& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : p)  // std::tolower in the "C" locale (strata never sets one), without a call per byte
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   auto ev = [&](std::string_view s) {
     if (evidence) v.evidence.emplace_back(s);
   };

@@ -1,6 +1,7 @@
 // Terminal, JSON and darshan-parser outputs.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -800,6 +801,10 @@ class JsonObject {
     return *this;
   }
   JsonObject& num(double v) {  // as printf's %g (to_chars guarantees it)
+    // Whole numbers below 1e6 print as integers under %g; most of a file's
+    // doubles are -1 (unknown), and to_chars(double) costs ~20x more.
+    if (v > -1e6 && v < 1e6 && v == static_cast<double>(static_cast<int64_t>(v)) && (v != 0 || !std::signbit(v)))
+      return num(static_cast<int64_t>(v));
     char b[40];
     buf_.append(b, static_cast<size_t>(std::to_chars(b, b + sizeof b, v, std::chars_format::general, 6).ptr - b));
     return *this;

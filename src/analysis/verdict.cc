@@ -266,9 +266,10 @@ struct DataFiles {
 DataFiles data_files(const Job& job) {
   DataFiles d;
   for (const FileAgg& f : job.files) {
+    // The cheap test first: most files of a large job moved no data.
+    if (f.bytes_read + f.bytes_written <= 0) continue;  // stat-only paths: imports searching sys.path
     const Role r = file_role(f, job);
     if (r != Role::kTrainData && r != Role::kValData && r != Role::kOther) continue;
-    if (f.bytes_read + f.bytes_written <= 0) continue;  // stat-only paths: imports searching sys.path
     if (f.bytes_read > 0) {
       ++d.read;
       d.read_extent += f.extent;

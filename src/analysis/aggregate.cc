@@ -147,7 +147,7 @@ struct UnitAgg::Proc {
   TimeBins bins;
   counters::CounterEngine engine;
   std::vector<uint32_t> file_idx;  // path id -> index + 1
-  std::deque<ProcFile> files;
+  std::deque<FileAgg> files;       // become the job's (merge_files): counted as ProcFiles
   std::vector<uint32_t> file_paths;
   uint64_t rng = 0x9E3779B97F4A7C15ull;
   ProcFile& file(uint32_t path) {
@@ -519,13 +519,18 @@ void UnitAgg::count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off)
 }
 
 void UnitAgg::end() {
-  // Resolve ids while the source's tables are alive.
+  // Resolve ids while the source's tables are alive: each path once, into
+  // the pool the Job's files will view.
   func_infos_ = tables_->funcs;
+  auto name = [&](uint32_t id) {
+    if (id >= path_names_.size()) path_names_.resize(id + 1);
+    if (path_names_[id].empty()) path_names_[id] = paths_.add(tables_->str(id));
+  };
   for (auto& [pid, p] : procs_) {
     p->engine.finalize();
-    for (uint32_t id : p->file_paths) resolved_paths_.emplace(id, std::string(tables_->str(id)));
-    for (auto& r : p->engine.posix()) resolved_paths_.emplace(r.file, std::string(tables_->str(r.file)));
-    for (auto& r : p->engine.stdio()) resolved_paths_.emplace(r.file, std::string(tables_->str(r.file)));
+    for (uint32_t id : p->file_paths) name(id);
+    for (auto& r : p->engine.posix()) name(r.file);
+    for (auto& r : p->engine.stdio()) name(r.file);
   }
   tables_ = nullptr;
   ended_ = true;
@@ -547,7 +552,7 @@ void UnitAgg::merge_into(Job& job) {
   approximate_.clear();
   warnings_.clear();
   if (!sizes_known_) job.sizes_known = false;
-  auto path_of = [&](uint32_t id) { return resolved_paths_[id]; };
+  auto path_of = [&](uint32_t id) { return std::string(id < path_names_.size() ? path_names_[id] : std::string_view()); };
 
   // functions
   for (size_t i = 0; i < funcs_.size(); ++i) {
@@ -628,49 +633,45 @@ void UnitAgg::merge_into(Job& job) {
     job.first_ts = std::min(job.first_ts, p.first_ts);
     job.last_ts = std::max(job.last_ts, p.last_ts);
 
-    // In path order, each file goes in at the end of job.files without a
-    // search while the job holds no later path (the common case).
-    std::vector<std::pair<std::string_view, size_t>> order;
-    order.reserve(p.files.size());
-    for (size_t i = 0; i < p.files.size(); ++i) order.emplace_back(resolved_paths_[p.file_paths[i]], i);
-    std::sort(order.begin(), order.end());
-    for (const auto& [path, i] : order) {
-      const bool last = job.files.empty() || std::prev(job.files.end())->first < path;
-      FileAgg& fa = last ? job.files.emplace_hint(job.files.end(), std::string(path), FileAgg{})->second
-                         : job.files[std::string(path)];
-      if (fa.path.empty()) fa.path = path;
-      ProcFile& pf = p.files[i];
-      fa.opens += pf.opens;
-      fa.fdopens += pf.fdopens;
-      fa.reads += pf.reads;
-      fa.writes += pf.writes;
-      fa.stats += pf.stats;
-      fa.seeks += pf.seeks;
-      fa.mmaps += pf.mmaps;
-      fa.other_meta += pf.other_meta;
-      fa.bytes_read += pf.bytes_read;
-      fa.bytes_written += pf.bytes_written;
-      fa.read_ns += pf.read_ns;
-      fa.write_ns += pf.write_ns;
-      fa.meta_ns += pf.meta_ns;
-      fa.extent = std::max(fa.extent, pf.extent);
-      fa.first_ts = std::min(fa.first_ts, pf.first_ts);
-      fa.last_ts = std::max(fa.last_ts, pf.last_ts);
-      if (auto* rec = p.engine.find_posix(p.file_paths[i])) {
-        fa.seq_reads += rec->counters[counters::POSIX_SEQ_READS];
-        fa.consec_reads += rec->counters[counters::POSIX_CONSEC_READS];
-        fa.counted_reads += rec->counters[counters::POSIX_READS];
-      }
-      fa.procs.push_back(FileProc{pid, std::move(pf)});
-    }
-    // Frees the process's per-file state before the next process's moves in:
-    // peak memory holds one copy of the files, not two.
-    procs_[pid].reset();
     job.procs.push_back(std::move(r));
   }
+  merge_files(job, pids);
   procs_.clear();
   last_ = nullptr;
   last_pid_ = INT64_MIN;
+  path_names_.clear();
+  path_names_.shrink_to_fit();
+}
+
+// The unit's files join the job's. Each process's files are already FileAggs
+// whose counts are its records: they move into the unit's table, which sorts
+// them in place (a file of one process stores one record, never copied).
+void UnitAgg::merge_files(Job& job, const std::vector<int64_t>& pids) {
+  std::deque<FileAgg> files;
+  for (int64_t pid : pids) {
+    Proc& p = *procs_[pid];
+    for (size_t i = 0; i < p.files.size(); ++i) {
+      FileAgg& fa = p.files[i];
+      const uint32_t id = p.file_paths[i];
+      fa.path = path_names_[id];
+      fa.set_only_process(pid);
+      if (auto* rec = p.engine.find_posix(id)) {
+        fa.seq_reads = rec->counters[counters::POSIX_SEQ_READS];
+        fa.consec_reads = rec->counters[counters::POSIX_CONSEC_READS];
+        fa.counted_reads = rec->counters[counters::POSIX_READS];
+      }
+    }
+    if (files.empty()) {
+      files = std::move(p.files);
+    } else {
+      for (FileAgg& fa : p.files) files.push_back(std::move(fa));
+    }
+    p.files = {};
+    p.file_paths = {};
+  }
+  FileTable unit(std::move(paths_), std::move(files));
+  job.files.merge(unit);
+  paths_ = PathPool();
 }
 
 }  // namespace strata::analysis

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/counters.h"
+#include "analysis/file_table.h"
 #include "analysis/intervals.h"
 #include "analysis/model.h"
 
@@ -83,11 +84,6 @@ struct TimeBins {
   void merge(const TimeBins& o);
 };
 
-struct Point {
-  int64_t ts, offset, size, pid;
-  bool write;
-};
-
 struct TagAgg {
   uint64_t events = 0, reads = 0, writes = 0, meta_ops = 0;
   int64_t io_ns = 0, read_ns = 0, write_ns = 0, meta_ns = 0, compute_ns = 0;
@@ -103,53 +99,6 @@ struct TagAgg {
   // events to the end of its pass ("dataloader.epoch", at StopIteration).
   int64_t loop_first = INT64_MAX, loop_last = INT64_MIN;
   void merge(const TagAgg& o);
-};
-
-// A T allocated on first use (get()); copies copy the T. For parts of a
-// per-file record that most files of a large job never need.
-template <class T>
-class Lazy {
- public:
-  Lazy() = default;
-  Lazy(const Lazy& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
-  Lazy& operator=(const Lazy& o) {
-    p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
-    return *this;
-  }
-  Lazy(Lazy&&) noexcept = default;
-  Lazy& operator=(Lazy&&) noexcept = default;
-  T& get() {
-    if (!p_) p_ = std::make_unique<T>();
-    return *p_;
-  }
-  const T* find() const { return p_.get(); }
-
- private:
-  std::unique_ptr<T> p_;
-};
-
-// What a (process, file) keeps of its reads and writes beyond counters: a
-// stat- or open-only file (millions in some jobs) never allocates it.
-struct FileAccess {
-  IntervalSet coverage{1u << 14};
-  std::vector<std::string> write_epochs;  // distinct epoch values while writing (<= 64)
-  std::vector<std::string> read_epochs;
-  std::vector<Point> samples;
-  uint64_t seen = 0;
-};
-
-// Per (process, file).
-struct ProcFile {
-  uint64_t opens = 0, reads = 0, writes = 0, stats = 0, seeks = 0, mmaps = 0, other_meta = 0;
-  uint64_t fdopens = 0;  // the opens that were fdopen of a descriptor already open (not a new pass)
-  int64_t bytes_read = 0, bytes_written = 0, read_ns = 0, write_ns = 0, meta_ns = 0;
-  int64_t extent = 0;  // max offset + bytes seen
-  int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
-  int64_t max_read = 0, min_read = INT64_MAX;
-  Lazy<FileAccess> access;  // allocated by the first read or write
-  bool offsets_known = false;
-  int64_t coverage() const { return access.find() ? access.find()->coverage.measure() : 0; }
-  size_t write_epochs() const { return access.find() ? access.find()->write_epochs.size() : 0; }
 };
 
 struct ProcResult {
@@ -171,28 +120,11 @@ struct ProcResult {
   int64_t unoverlapped_compute() const { return both_union - io_union; }
 };
 
-struct FileProc {  // one process's view of a file, after merge
-  int64_t pid;
-  ProcFile pf;
-};
-
-struct FileAgg {
-  std::string path;
-  std::vector<FileProc> procs;
-  uint64_t opens = 0, reads = 0, writes = 0, stats = 0, seeks = 0, mmaps = 0, other_meta = 0;
-  uint64_t fdopens = 0;
-  int64_t bytes_read = 0, bytes_written = 0, read_ns = 0, write_ns = 0, meta_ns = 0;
-  int64_t extent = 0;
-  int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
-  // POSIX+STDIO Darshan sums over processes (sequential / consecutive reads).
-  int64_t seq_reads = 0, consec_reads = 0, counted_reads = 0;
-};
-
 // The whole job after all units are merged.
 struct Job {
   std::vector<ProcResult> procs;
   std::map<std::string, FuncStats> funcs;  // key: category/name
-  std::map<std::string, FileAgg> files;
+  FileTable files;
   std::map<std::string, TagAgg> by_tag;    // value of --by key ("(none)" for untagged)
   std::map<std::string, TagAgg> by_epoch;  // value of the epoch key, inside its training loop
   // Events tagged with an epoch but outside its training loop: the passes of
@@ -240,6 +172,7 @@ class UnitAgg : public UnitConsumer {
   void count_tags(const IoEvent& e, Facts& x);
   int64_t count_darshan(Proc& p, const IoEvent& e, const Facts& x);
   void count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off);
+  void merge_files(Job& job, const std::vector<int64_t>& pids);
   const std::vector<CtxTag>& tags(uint32_t ctx) const;
   int32_t tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
                     std::vector<std::string>& names);
@@ -256,7 +189,8 @@ class UnitAgg : public UnitConsumer {
   std::vector<int8_t> training_cache_;  // per ctx id: its loader tag is the training loader's (count_tags)
   std::vector<std::string> by_names_, epoch_names_, loader_names_;
   std::vector<TagAgg> by_aggs_, epoch_aggs_, outside_aggs_;
-  std::unordered_map<uint32_t, std::string> resolved_paths_;
+  PathPool paths_;                       // the unit's paths (end()), moved to the Job's files
+  std::vector<std::string_view> path_names_;  // path id -> in paths_
   std::vector<FuncInfo> func_infos_;
   std::set<std::string> approximate_;
   uint64_t events_ = 0;

@@ -81,12 +81,17 @@ static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
   // Processes that share the file: those that read or wrote it (a launcher
   // that only stat()s or opens it does not share its data; the text report's
   // "I/O strategy" counts the same way). Metadata-only files: every process.
-  std::vector<int64_t> pids;
   const bool any_data = f.reads + f.writes > 0;
-  for (auto& fp : f.procs)
-    if ((!any_data || fp.pf.reads + fp.pf.writes > 0) && std::find(pids.begin(), pids.end(), fp.pid) == pids.end())
-      pids.push_back(fp.pid);
-  v.nprocs = pids.size();
+  const FileProcRange procs = f.procs();
+  if (procs.size() == 1) {  // most files: no list of pids to build
+    v.nprocs = !any_data || procs[0].pf.reads + procs[0].pf.writes > 0 ? 1 : 0;
+  } else {
+    std::vector<int64_t> pids;
+    for (const FileProcRef fp : procs)
+      if ((!any_data || fp.pf.reads + fp.pf.writes > 0) && std::find(pids.begin(), pids.end(), fp.pid) == pids.end())
+        pids.push_back(fp.pid);
+    v.nprocs = pids.size();
+  }
   v.shared = v.nprocs > 1;
   const bool rd = f.reads > 0, wr = f.writes > 0;
   v.access = rd && wr ? "read-write" : rd ? "read-only" : wr ? "write-only" : "metadata-only";
@@ -96,7 +101,7 @@ static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
   if (v.reread >= 0 && f.opens > f.fdopens) v.per_open = v.reread / static_cast<double>(f.opens - f.fdopens);
   // whole vs partial per reading process
   int whole = 0, partial = 0;
-  for (auto& fp : f.procs) {
+  for (const FileProcRef fp : f.procs()) {
     if (fp.pf.reads == 0 || !fp.pf.offsets_known || f.extent <= 0) continue;
     double cov = static_cast<double>(fp.pf.coverage()) / static_cast<double>(f.extent);
     (cov >= 0.99 ? whole : partial)++;
@@ -114,13 +119,14 @@ static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
   // per file of the job.
   thread_local std::string p;
   p.assign(f.path);
-  for (char& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : p)  // std::tolower in the "C" locale (strata never sets one), without a call per byte
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   auto ev = [&](std::string_view s) {
     if (evidence) v.evidence.emplace_back(s);
   };
   int64_t max_read_size = 0;
   size_t write_epochs = 0;
-  for (auto& fp : f.procs) {
+  for (const FileProcRef fp : f.procs()) {
     max_read_size = std::max(max_read_size, fp.pf.max_read);
     write_epochs = std::max(write_epochs, fp.pf.write_epochs());
   }
@@ -142,7 +148,7 @@ static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
 
   if (lib_ext() || (lib_path() && !wr)) {
     v.role = Role::kLibrary;
-    if (lib_ext()) ev("code/library file name (" + f.path.substr(f.path.find_last_of('.') + 1) + ")");
+    if (lib_ext()) ev("code/library file name (" + std::string(f.path.substr(f.path.find_last_of('.') + 1)) + ")");
     if (lib_path()) ev("under a system or package directory");
     if (f.mmaps) ev(std::to_string(f.mmaps) + " mmap(s): loaded, not read");
     return v;
@@ -198,8 +204,8 @@ FileVerdict classify_file(const FileAgg& f, const Job& job) { return classify(f,
 
 Role file_role(const FileAgg& f, const Job& job) { return classify(f, job, false).role; }
 
-std::string parent_dir(const std::string& path) {
-  std::string p = path;
+std::string parent_dir(std::string_view path) {
+  std::string p(path);
   while (p.size() > 1 && p.back() == '/') p.pop_back();  // a directory's parent
   size_t k = p.find_last_of('/');
   return k == std::string::npos ? std::string() : p.substr(0, k + 1);
@@ -259,8 +265,9 @@ namespace {
 std::vector<std::pair<std::string, std::string>> data_files(const Job& job,
                                                             const std::map<std::string, std::string>& keys) {
   std::vector<std::pair<std::string, std::string>> u;
-  for (auto& [path, f] : job.files) {
+  for (const FileAgg& f : job.files) {
     if (f.reads + f.writes == 0) continue;
+    const std::string path(f.path);
     auto it = keys.find(path);
     u.emplace_back(path, it == keys.end() ? std::string() : it->second);
   }
@@ -273,10 +280,11 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
   std::vector<std::pair<std::string, std::string>> items;
   std::map<std::string, std::string> keys;
   std::vector<std::pair<const FileAgg*, FileVerdict>> files;
-  for (auto& [path, f] : job.files) {
+  for (const FileAgg& f : job.files) {
     if (f.reads == 0) continue;  // data set roles need reads (classify_file)
     FileVerdict v = classify_file(f, job);
     if (v.role != Role::kTrainData && v.role != Role::kValData) continue;
+    const std::string path(f.path);
     items.emplace_back(path, role_name(v.role));
     keys[path] = role_name(v.role);
     files.emplace_back(&f, std::move(v));
@@ -307,7 +315,7 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
     if (v.nprocs > 1 && f.reads > 0) ++d.shared_files;
     if (v.read_extent == "whole") ++d.whole_files;
     size_t readers = 0;
-    for (auto& fp : f.procs) {
+    for (const FileProcRef fp : f.procs()) {
       if (fp.pf.reads == 0) continue;
       ++readers;
       a.readers.push_back(fp.pid);
@@ -383,10 +391,11 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
     double reread;
   };
   std::vector<Cand> cands;
-  for (auto& [path, f] : job.files) {
+  for (const FileAgg& f : job.files) {
     if (f.reads == 0 || f.read_ns <= 0 || f.extent <= 0 || f.bytes_read <= 0) continue;
     const Role role = file_role(f, job);
-    if (role == Role::kLibrary || role == Role::kLog || is_environment_file(path, role)) continue;
+    if (role == Role::kLibrary || role == Role::kLog || is_environment_file(f.path, role)) continue;
+    const std::string path(f.path);
     const double reread = static_cast<double>(f.bytes_read) / static_cast<double>(f.extent);
     // Staging reads the file once at the observed speed; later reads run
     // `speedup` times faster.
@@ -414,7 +423,7 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
     a.used += c.f->extent;
     a.saved_ns += static_cast<int64_t>(c.benefit_ns);
     a.picks.push_back(
-        {c.f->path, c.f->extent, c.f->read_ns, c.reread, static_cast<int64_t>(c.benefit_ns), c.f->bytes_read});
+        {std::string(c.f->path), c.f->extent, c.f->read_ns, c.reread, static_cast<int64_t>(c.benefit_ns), c.f->bytes_read});
   }
   // Roll-ups: picks by role (train and validation data apart), warnings by
   // reason; a directory holding any other file that moved data is not merged.
@@ -574,7 +583,7 @@ DlSummary dl_summary(const Job& job) {
   }
 
   std::map<int, DlSummary::RoleFiles> roles;
-  for (auto& [path, f] : job.files) {
+  for (const FileAgg& f : job.files) {
     const Role role = file_role(f, job);
     DlSummary::RoleFiles& r = roles[static_cast<int>(role)];
     r.role = role;
@@ -594,7 +603,7 @@ DlSummary dl_summary(const Job& job) {
   return s;
 }
 
-bool is_environment_file(const std::string& path, Role role) {
+bool is_environment_file(std::string_view path, Role role) {
   if (role == Role::kLibrary) return true;
   static const char* const prefixes[] = {"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/",
                                          "/proc/", "/sys/", "/dev/", "/opt/conda/"};

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/aggregate.h"
@@ -68,7 +69,7 @@ Role file_role(const FileAgg& f, const Job& job);
 
 // Directory part of a path, with its trailing '/': "/d/train/a.png" -> "/d/train/",
 // "/d/train/" -> "/d/"; "" for a path without '/'.
-std::string parent_dir(const std::string& path);
+std::string parent_dir(std::string_view path);
 
 // Items (path, key) rolled up by directory. An item starts at its own
 // directory and climbs while the parent (never "/") holds, among `universe`
@@ -221,7 +222,7 @@ void write_darshan(const Job& job, std::ostream& out, const std::string& path_pr
 
 // Libraries, .pyc, /usr, site-packages, /proc, /dev, MPI shared-memory
 // segments: files the job's environment touches, not its data.
-bool is_environment_file(const std::string& path, Role role);
+bool is_environment_file(std::string_view path, Role role);
 // Returns false (message in err) if the charting library was not bundled.
 bool write_html(const Job& job, const AnalyzeOptions& o, std::ostream& out, std::ostream& err);
 

@@ -61,10 +61,33 @@ template <class Ar> void fields(Ar& ar, ProcResult& x) {
      x.bytes_written, x.clipped, x.children, x.bins, x.posix, x.stdio);
 }
 template <class Ar> void fields(Ar& ar, FileProc& x) { ar(x.pid, x.pf); }
+// The path is the table's (fields of FileTable).
 template <class Ar> void fields(Ar& ar, FileAgg& x) {
-  ar(x.path, x.procs, x.opens, x.fdopens, x.reads, x.writes, x.stats, x.seeks, x.mmaps, x.other_meta, x.bytes_read,
-     x.bytes_written, x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts, x.seq_reads,
-     x.consec_reads, x.counted_reads);
+  ar(static_cast<ProcFile&>(x), x.seq_reads, x.consec_reads, x.counted_reads, x.only_pid_, x.single_);
+  bool many = x.many_.find() != nullptr;
+  ar(many);
+  if (many) ar(x.many_.get());
+}
+template <class Ar> void fields(Ar& ar, FileTable& x) {
+  uint64_t n = x.size();
+  ar(n);
+  if constexpr (std::is_same_v<Ar, serial::Reader>) {
+    PathPool pool;
+    std::deque<FileAgg> files;
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string path;
+      FileAgg f;
+      ar(path, f);
+      f.path = pool.add(path);
+      files.push_back(std::move(f));
+    }
+    x = FileTable(std::move(pool), std::move(files));
+  } else {
+    for (FileAgg& f : x) {
+      std::string path(f.path);
+      ar(path, f);
+    }
+  }
 }
 template <class Ar> void fields(Ar& ar, Job& x) {
   ar(x.procs, x.funcs, x.files, x.by_tag, x.by_epoch, x.by_epoch_outside, x.units, x.warnings, x.approximate, x.sizes_known,
@@ -85,30 +108,6 @@ void load_job(std::string_view bytes, Job& job) {
 }
 
 // ---- merge ---------------------------------------------------------------------------
-
-static void merge_file(FileAgg& a, FileAgg& b) {
-  if (a.path.empty()) a.path = b.path;
-  a.opens += b.opens;
-  a.fdopens += b.fdopens;
-  a.reads += b.reads;
-  a.writes += b.writes;
-  a.stats += b.stats;
-  a.seeks += b.seeks;
-  a.mmaps += b.mmaps;
-  a.other_meta += b.other_meta;
-  a.bytes_read += b.bytes_read;
-  a.bytes_written += b.bytes_written;
-  a.read_ns += b.read_ns;
-  a.write_ns += b.write_ns;
-  a.meta_ns += b.meta_ns;
-  a.extent = std::max(a.extent, b.extent);
-  a.first_ts = std::min(a.first_ts, b.first_ts);
-  a.last_ts = std::max(a.last_ts, b.last_ts);
-  a.seq_reads += b.seq_reads;
-  a.consec_reads += b.consec_reads;
-  a.counted_reads += b.counted_reads;
-  for (auto& fp : b.procs) a.procs.push_back(std::move(fp));
-}
 
 static void merge_func(FuncStats& a, FuncStats& b) {
   if (a.count == 0) {
@@ -148,7 +147,7 @@ void merge_jobs(Job& a, Job& b) {
   }
   for (auto& p : b.procs) a.procs.push_back(std::move(p));
   merge_map(a.funcs, b.funcs, merge_func);
-  merge_map(a.files, b.files, merge_file);
+  a.files.merge(b.files);
   auto merge_tag = [](TagAgg& x, TagAgg& y) { x.merge(y); };
   merge_map(a.by_tag, b.by_tag, merge_tag);
   merge_map(a.by_epoch, b.by_epoch, merge_tag);

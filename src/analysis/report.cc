@@ -1,6 +1,7 @@
 // Terminal, JSON and darshan-parser outputs.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -103,7 +104,7 @@ std::string clip_back(const std::string& s, size_t cols) {
   return s.substr(0, cols > 3 ? cols - 3 : 0) + "...";
 }
 
-bool path_selected(const AnalyzeOptions& o, const std::string& path) {
+bool path_selected(const AnalyzeOptions& o, std::string_view path) {
   return o.path.empty() || path.compare(0, o.path.size(), o.path) == 0;
 }
 
@@ -486,9 +487,9 @@ void print_checkpoint_dir(const std::string& dir, const std::vector<const FileAg
     extent += f->extent;
     written += f->bytes_written;
     read += f->bytes_read;
-    for (const FileProc& fp : f->procs)
+    for (const FileProcRef fp : f->procs())
       if (fp.pf.reads + fp.pf.writes) pids.insert(fp.pid);
-    names += (names.empty() ? "" : "; ") + f->path.substr(dir.size()) + " " + classify_file(*f, job).access + " " +
+    names += (names.empty() ? "" : "; ") + std::string(f->path.substr(dir.size())) + " " + classify_file(*f, job).access + " " +
              fmt_s(f->read_ns + f->write_ns + f->meta_ns);
   }
   out << "  checkpoint " << dir << ": " << plural(files.size(), "file", "files");
@@ -536,7 +537,7 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   size_t hidden = 0;
   FileTotals env, rest;
   const bool list_all = o.all || !o.path.empty();
-  for (auto& [k, f] : job.files) {
+  for (const FileAgg& f : job.files) {
     if (!path_selected(o, f.path)) continue;
     FileVerdict v = classify_file(f, job);
     bool in_dir = false;
@@ -593,10 +594,10 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
 
   // file-per-process vs shared
   size_t fpp = 0, shared = 0;
-  for (auto& [k, f] : job.files) {
+  for (const FileAgg& f : job.files) {
     if (f.reads + f.writes == 0 || !path_selected(o, f.path)) continue;
     std::set<int64_t> pids;
-    for (auto& fp : f.procs)
+    for (const FileProcRef fp : f.procs())
       if (fp.pf.reads + fp.pf.writes) pids.insert(fp.pid);
     (pids.size() > 1 ? shared : fpp)++;
   }
@@ -800,6 +801,10 @@ class JsonObject {
     return *this;
   }
   JsonObject& num(double v) {  // as printf's %g (to_chars guarantees it)
+    // Whole numbers below 1e6 print as integers under %g; most of a file's
+    // doubles are -1 (unknown), and to_chars(double) costs ~20x more.
+    if (v > -1e6 && v < 1e6 && v == static_cast<double>(static_cast<int64_t>(v)) && (v != 0 || !std::signbit(v)))
+      return num(static_cast<int64_t>(v));
     char b[40];
     buf_.append(b, static_cast<size_t>(std::to_chars(b, b + sizeof b, v, std::chars_format::general, 6).ptr - b));
     return *this;
@@ -816,7 +821,7 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   out << ",\n \"files\": [";
   bool first = true;
   std::string buf;
-  for (auto& [k, f] : job.files) {
+  for (const FileAgg& f : job.files) {
     if (!path_selected(o, f.path)) continue;
     FileVerdict v = classify_file(f, job);
     JsonObject j(buf);

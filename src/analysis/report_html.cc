@@ -27,7 +27,7 @@ namespace {
 // A JSON string (format/json_escape.h) that is also safe inside <script>:
 // '<' only ever appears literally in the escaper's output, so it can be
 // replaced afterwards.
-std::string js_str(const std::string& s) {
+std::string js_str(std::string_view s) {
   std::string j = json::quoted(s), o;
   o.reserve(j.size());
   for (char c : j) {
@@ -206,7 +206,7 @@ std::string page_data(const Analysis& a) {
   // Spatial and temporal patterns of the 4 data set or checkpoint files that moved the most bytes.
   std::vector<const FileAgg*> files;
   std::map<std::string, int64_t> by_access;
-  for (auto& [k, f] : job.files) {
+  for (const FileAgg& f : job.files) {
     ++by_access[f.reads > 0 && f.writes > 0 ? "read-write" : f.reads > 0 ? "read-only" : f.writes > 0 ? "write-only" : "metadata-only"];
     if (f.reads + f.writes == 0) continue;
     const Role r = file_role(f, job);
@@ -222,13 +222,13 @@ std::string page_data(const Analysis& a) {
     // Hundreds of readers keep 256 samples each: an even stride keeps the
     // page small and says how many samples it stands for.
     size_t samples = 0;
-    for (auto& fp : files[i]->procs)
+    for (const FileProcRef fp : files[i]->procs())
       if (const FileAccess* acc = fp.pf.access.find()) samples += acc->samples.size();
     const size_t stride = (samples + kPointsPerFile - 1) / kPointsPerFile;
     d << (i ? "," : "") << "{\"path\":" << js_str(files[i]->path) << ",\"samples\":" << samples << ",\"points\":[";
     bool first = true;
     size_t n = 0;
-    for (auto& fp : files[i]->procs) {
+    for (const FileProcRef fp : files[i]->procs()) {
       if (!fp.pf.access.find()) continue;
       for (auto& pt : fp.pf.access.find()->samples) {
         if (n++ % stride) continue;

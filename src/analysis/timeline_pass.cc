@@ -200,11 +200,11 @@ std::string rank_suffix(int64_t rank) { return rank >= 0 ? "rank " + std::to_str
 // of that role; else "loader N".
 std::map<int64_t, std::string> loader_names(const Job& job, const std::map<int64_t, TimelineProc>& procs) {
   std::map<int64_t, std::map<std::string, int64_t>> bytes;  // loader -> role -> bytes read
-  for (const auto& [path, f] : job.files) {
+  for (const FileAgg& f : job.files) {
     if (f.bytes_read <= 0) continue;
     const Role r = file_role(f, job);
     if (r != Role::kTrainData && r != Role::kValData) continue;
-    for (const FileProc& fp : f.procs) {
+    for (const FileProcRef fp : f.procs()) {
       auto it = procs.find(fp.pid);
       if (it != procs.end() && it->second.loader >= 0)
         bytes[it->second.loader][r == Role::kTrainData ? "train" : "validation"] += fp.pf.bytes_read;

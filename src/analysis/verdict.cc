@@ -265,10 +265,11 @@ struct DataFiles {
 
 DataFiles data_files(const Job& job) {
   DataFiles d;
-  for (const auto& [path, f] : job.files) {
+  for (const FileAgg& f : job.files) {
+    // The cheap test first: most files of a large job moved no data.
+    if (f.bytes_read + f.bytes_written <= 0) continue;  // stat-only paths: imports searching sys.path
     const Role r = file_role(f, job);
     if (r != Role::kTrainData && r != Role::kValData && r != Role::kOther) continue;
-    if (f.bytes_read + f.bytes_written <= 0) continue;  // stat-only paths: imports searching sys.path
     if (f.bytes_read > 0) {
       ++d.read;
       d.read_extent += f.extent;
@@ -542,7 +543,7 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
   }
   uint64_t ops = 0;
   int64_t moved = 0;
-  for (const auto& [path, f] : job.files) {
+  for (const FileAgg& f : job.files) {
     ops += f.reads + f.writes;
     moved += f.bytes_read + f.bytes_written;
   }

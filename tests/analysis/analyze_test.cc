@@ -131,7 +131,6 @@ TEST(Staging, RereadFilesRankedAndReadOnceWarned) {
   job.sizes_known = true;
   auto add = [&](const std::string& path, int64_t extent, int64_t bytes_read, int64_t read_ns) {
     FileAgg& f = job.files[path];
-    f.path = path;
     f.extent = extent;
     f.bytes_read = bytes_read;
     f.read_ns = read_ns;
@@ -156,7 +155,6 @@ namespace {
 
 FileAgg& add_file(Job& job, const std::string& path, int64_t extent, int64_t bytes_read, int64_t read_ns) {
   FileAgg& f = job.files[path];
-  f.path = path;
   f.extent = extent;
   f.bytes_read = bytes_read;
   f.read_ns = read_ns;
@@ -362,7 +360,6 @@ TEST(DlSummary, EpochsLoaderWaitRolesAndFirstEpoch) {
   func("torch.save", "checkpoint", 3, 30000000);
   func("SmallCNN.forward", "compute", 16, 1000000000);
   FileAgg& ck = job.files["/run/model.ckpt"];
-  ck.path = "/run/model.ckpt";
   ck.writes = 3;
   ck.bytes_written = 3 << 20;
   ck.extent = 1 << 20;

@@ -80,14 +80,14 @@ TEST(ManyFiles, EveryPathIsAFileWithoutAnAccessRecord) {
   const Job job = analyze_job(options(trace));
   ASSERT_EQ(job.files.size(), static_cast<size_t>(kStatFiles + 1));
   size_t stat_only = 0;
-  for (const auto& [path, f] : job.files) {
-    ASSERT_EQ(f.path, path);
-    ASSERT_EQ(f.procs.size(), 1u) << path;
+  for (const FileAgg& f : job.files) {
+    const std::string path(f.path);
+    ASSERT_EQ(f.procs().size(), 1u) << path;
     if (path == "/data/train.bin") continue;
     ++stat_only;
     EXPECT_EQ(f.stats, 1u) << path;
     EXPECT_EQ(f.reads + f.writes + f.opens, 0u) << path;
-    EXPECT_EQ(f.procs[0].pf.access.find(), nullptr) << path;  // no coverage, samples or epochs allocated
+    EXPECT_EQ(f.procs()[0].pf.access.find(), nullptr) << path;  // no coverage, samples or epochs allocated
     EXPECT_EQ(file_role(f, job), Role::kOther) << path;
     EXPECT_EQ(classify_file(f, job).evidence, std::vector<std::string>{"metadata only (stat/open without data)"});
   }
@@ -98,7 +98,7 @@ TEST(ManyFiles, EveryPathIsAFileWithoutAnAccessRecord) {
   EXPECT_EQ(data.reads, static_cast<uint64_t>(kReads));
   EXPECT_EQ(data.bytes_read, int64_t{kReads} * 4096);
   EXPECT_EQ(data.extent, int64_t{kReads - 1} * 8192 + 4096);
-  const FileAccess* acc = data.procs[0].pf.access.find();
+  const FileAccess* acc = data.procs()[0].pf.access.find();
   ASSERT_NE(acc, nullptr);
   EXPECT_EQ(acc->coverage.measure(), int64_t{kReads} * 4096);
   EXPECT_EQ(acc->samples.size(), static_cast<size_t>(kReads));
@@ -144,9 +144,9 @@ TEST(ManyFiles, SavedAndLoadedStateGivesTheSameReport) {
     loaded = a.job();
   }
   ASSERT_EQ(loaded.files.size(), static_cast<size_t>(kStatFiles + 1));
-  EXPECT_EQ(loaded.files.at("/data/meta/d1/f1").procs[0].pf.access.find(), nullptr);
-  ASSERT_NE(loaded.files.at("/data/train.bin").procs[0].pf.access.find(), nullptr);
-  EXPECT_EQ(loaded.files.at("/data/train.bin").procs[0].pf.coverage(), int64_t{kReads} * 4096);
+  EXPECT_EQ(loaded.files.at("/data/meta/d1/f1").procs()[0].pf.access.find(), nullptr);
+  ASSERT_NE(loaded.files.at("/data/train.bin").procs()[0].pf.access.find(), nullptr);
+  EXPECT_EQ(loaded.files.at("/data/train.bin").procs()[0].pf.coverage(), int64_t{kReads} * 4096);
   // "files" lists every path with its counts.
   EXPECT_NE(local.str().find("{\"path\": \"/data/meta/d3/f1999\", \"role\": \"other\", \"evidence\": [\"metadata only "
                              "(stat/open without data)\"], \"processes\": 1, \"shared\": false, \"access\": "

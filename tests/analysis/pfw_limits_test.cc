@@ -66,8 +66,8 @@ TEST(PfwLimits, NonUtf8PathReadsBackRawBytes) {
   EXPECT_EQ(j.events, 2u);
   const std::string want = "/data/\xff\x80img\xc3\xa9.bin";
   ASSERT_EQ(j.files.size(), 1u);
-  EXPECT_EQ(j.files.begin()->first, want);
-  EXPECT_EQ(j.files.begin()->second.bytes_read, 4096);
+  EXPECT_EQ(j.files.begin()->path, want);
+  EXPECT_EQ(j.files.begin()->bytes_read, 4096);
 }
 
 TEST(PfwLimits, BadEscapeIsAnErrorNamingTheLine) {

@@ -1,0 +1,230 @@
+#include "analysis/file_table.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace strata::analysis {
+
+// ---- ProcFile / FileAgg -------------------------------------------------------------
+
+void ProcFile::add_counts(const ProcFile& o) {
+  opens += o.opens;
+  fdopens += o.fdopens;
+  reads += o.reads;
+  writes += o.writes;
+  stats += o.stats;
+  seeks += o.seeks;
+  mmaps += o.mmaps;
+  other_meta += o.other_meta;
+  bytes_read += o.bytes_read;
+  bytes_written += o.bytes_written;
+  read_ns += o.read_ns;
+  write_ns += o.write_ns;
+  meta_ns += o.meta_ns;
+  extent = std::max(extent, o.extent);
+  first_ts = std::min(first_ts, o.first_ts);
+  last_ts = std::max(last_ts, o.last_ts);
+}
+
+FileProcRange::FileProcRange(const FileAgg* f)
+    : f_(f), n_(f->many_.find() ? f->many_.find()->size() : f->single_ ? 1 : 0) {}
+
+FileProcRef FileProcRange::iterator::operator*() const {
+  if (const auto* many = f_->many_.find()) return {(*many)[i_].pid, (*many)[i_].pf};
+  return {f_->only_pid_, *f_};
+}
+
+void FileAgg::set_only_process(int64_t pid) {
+  only_pid_ = pid;
+  single_ = true;
+}
+
+void FileAgg::add_process(int64_t pid, ProcFile&& pf) {
+  ProcFile& counts = *this;
+  if (!single_ && !many_.find()) {
+    // The first process: the file's counts are its record. Counts set
+    // without a process (tests build files by hand) are added to it.
+    ProcFile before = std::move(counts);
+    counts = std::move(pf);
+    counts.add_counts(before);
+    only_pid_ = pid;
+    single_ = true;
+    return;
+  }
+  if (single_) {
+    // A second process: the first one's record moves to the list and the
+    // file's counts keep only the sums.
+    auto& list = many_.get();
+    list.push_back(FileProc{only_pid_, std::move(counts)});
+    counts = ProcFile{};
+    counts.add_counts(list.front().pf);
+    single_ = false;
+  }
+  counts.add_counts(pf);
+  many_.get().push_back(FileProc{pid, std::move(pf)});
+}
+
+void FileAgg::absorb(FileAgg&& later) {
+  if (path.empty()) path = later.path;
+  seq_reads += later.seq_reads;
+  consec_reads += later.consec_reads;
+  counted_reads += later.counted_reads;
+  if (auto* many = later.many_.find()) {
+    for (FileProc& fp : *many) add_process(fp.pid, std::move(fp.pf));
+  } else if (later.single_) {
+    add_process(later.only_pid_, std::move(static_cast<ProcFile&>(later)));
+  } else {
+    add_counts(later);
+  }
+}
+
+// ---- PathPool ---------------------------------------------------------------------
+
+std::string_view PathPool::add(std::string_view s) {
+  if (s.empty()) return {};
+  if (s.size() > kChunk / 4) {  // a path this long gets a chunk of its own
+    auto own = std::make_unique<char[]>(s.size());
+    std::memcpy(own.get(), s.data(), s.size());
+    const char* at = own.get();
+    chunks_.insert(chunks_.end() - (chunks_.empty() ? 0 : 1), std::move(own));
+    return {at, s.size()};
+  }
+  if (kChunk - used_ < s.size()) {
+    chunks_.push_back(std::make_unique_for_overwrite<char[]>(kChunk));
+    used_ = 0;
+  }
+  char* at = chunks_.back().get() + used_;
+  std::memcpy(at, s.data(), s.size());
+  used_ += s.size();
+  return {at, s.size()};
+}
+
+void PathPool::absorb(PathPool& other) {
+  if (other.chunks_.empty()) return;
+  // Our last chunk stays last: it is the one we still fill.
+  auto last = chunks_.empty() ? nullptr : std::move(chunks_.back());
+  if (last) chunks_.pop_back();
+  for (auto& c : other.chunks_) chunks_.push_back(std::move(c));
+  if (last) {
+    chunks_.push_back(std::move(last));
+  } else {
+    used_ = other.used_;
+  }
+  other.chunks_.clear();
+  other.used_ = kChunk;
+}
+
+// ---- FileTable --------------------------------------------------------------------
+
+namespace {
+
+bool by_path(const FileAgg& a, const FileAgg& b) { return a.path < b.path; }
+
+// Sorts by path, records of one path in their order: the order computed on
+// indices, then each record moved once along its permutation cycle (sorting
+// the records themselves moves each ~log n times; stable_sort's buffer would
+// be half of them again).
+void sort_by_path(std::deque<FileAgg>& files) {
+  if (std::is_sorted(files.begin(), files.end(), by_path)) return;
+  std::vector<uint32_t> from(files.size());  // from[i]: where the i-th in order is now
+  for (uint32_t i = 0; i < from.size(); ++i) from[i] = i;
+  std::sort(from.begin(), from.end(), [&](uint32_t a, uint32_t b) {
+    const int c = files[a].path.compare(files[b].path);
+    return c != 0 ? c < 0 : a < b;
+  });
+  for (uint32_t i = 0; i < from.size(); ++i) {
+    if (from[i] == i) continue;
+    FileAgg held = std::move(files[i]);
+    uint32_t j = i;
+    while (from[j] != i) {
+      const uint32_t next = from[j];
+      files[j] = std::move(files[next]);
+      from[j] = j;
+      j = next;
+    }
+    files[j] = std::move(held);
+    from[j] = j;
+  }
+}
+
+// Combines neighbours of one path (files sorted by path, stable).
+void combine_equal(std::deque<FileAgg>& files) {
+  if (files.size() < 2) return;
+  size_t out = 0;
+  for (size_t i = 1; i < files.size(); ++i) {
+    if (files[i].path == files[out].path)
+      files[out].absorb(std::move(files[i]));
+    else if (++out != i)
+      files[out] = std::move(files[i]);
+  }
+  files.resize(out + 1);
+}
+
+// Moves the front of `from` to the back of `to`, freeing `from` as it goes.
+void move_front(std::deque<FileAgg>& from, std::deque<FileAgg>& to) {
+  to.push_back(std::move(from.front()));
+  from.pop_front();
+}
+
+}  // namespace
+
+FileTable::FileTable(PathPool pool, std::deque<FileAgg> files) : pool_(std::move(pool)), files_(std::move(files)) {
+  sort_by_path(files_);
+  combine_equal(files_);
+}
+
+FileTable::FileTable(const FileTable& o) : files_(o.files_) {
+  for (FileAgg& f : files_) f.path = pool_.add(f.path);
+}
+
+FileTable& FileTable::operator=(const FileTable& o) {
+  if (this != &o) *this = FileTable(o);
+  return *this;
+}
+
+const FileAgg* FileTable::find(std::string_view path) const {
+  auto it = std::lower_bound(files_.begin(), files_.end(), path,
+                             [](const FileAgg& f, std::string_view p) { return f.path < p; });
+  return it != files_.end() && it->path == path ? &*it : nullptr;
+}
+
+FileAgg* FileTable::find(std::string_view path) {
+  return const_cast<FileAgg*>(static_cast<const FileTable*>(this)->find(path));
+}
+
+const FileAgg& FileTable::at(std::string_view path) const {
+  if (const FileAgg* f = find(path)) return *f;
+  throw std::out_of_range("no file " + std::string(path) + " in the job");
+}
+
+FileAgg& FileTable::operator[](std::string_view path) {
+  auto it = std::lower_bound(files_.begin(), files_.end(), path,
+                             [](const FileAgg& f, std::string_view p) { return f.path < p; });
+  if (it != files_.end() && it->path == path) return *it;
+  it = files_.insert(it, FileAgg{});
+  it->path = pool_.add(path);
+  return *it;
+}
+
+void FileTable::merge(FileTable& later) {
+  pool_.absorb(later.pool_);
+  std::deque<FileAgg>& b = later.files_;
+  if (files_.empty()) {
+    files_ = std::move(b);
+  } else if (!b.empty() && files_.back().path < b.front().path) {
+    while (!b.empty()) move_front(b, files_);
+  } else if (!b.empty()) {
+    // Ours first among equal paths: combine_equal keeps unit order.
+    std::deque<FileAgg> all;
+    std::deque<FileAgg>& a = files_;
+    while (!a.empty() && !b.empty()) move_front(by_path(b.front(), a.front()) ? b : a, all);
+    while (!a.empty()) move_front(a, all);
+    while (!b.empty()) move_front(b, all);
+    combine_equal(all);
+    files_ = std::move(all);
+  }
+  b = {};
+}
+
+}  // namespace strata::analysis

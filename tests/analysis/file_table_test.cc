@@ -1,0 +1,191 @@
+// The job's file table (src/analysis/file_table.h): files sorted by path with
+// their paths in one pool, a file of one process storing that process's record
+// once, a second process splitting them, merges of units in any path order,
+// and a real two-process job whose report survives strata.dask's
+// save/merge/load trip byte for byte.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "analysis/analyze.h"
+#include "analysis/file_table.h"
+#include "analysis/pass.h"
+
+using namespace strata::analysis;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A file of one process: `stats` stats and `reads` reads of 100 B.
+FileAgg file_of(PathPool& pool, const std::string& path, int64_t pid, uint64_t stats, uint64_t reads) {
+  FileAgg f;
+  f.path = pool.add(path);
+  f.stats = stats;
+  f.reads = reads;
+  f.bytes_read = static_cast<int64_t>(reads) * 100;
+  f.first_ts = pid * 10;
+  f.last_ts = pid * 10 + 5;
+  f.set_only_process(pid);
+  return f;
+}
+
+std::vector<std::string> paths(const FileTable& t) {
+  std::vector<std::string> v;
+  for (const FileAgg& f : t) v.emplace_back(f.path);
+  return v;
+}
+
+std::vector<int64_t> pids(const FileAgg& f) {
+  std::vector<int64_t> v;
+  for (const FileProcRef fp : f.procs()) v.push_back(fp.pid);
+  return v;
+}
+
+}  // namespace
+
+TEST(FileTable, SortsByPathAndCombinesOnePathsRecordsInOrder) {
+  PathPool pool;
+  std::deque<FileAgg> files;
+  files.push_back(file_of(pool, "/b", 7, 1, 0));
+  files.push_back(file_of(pool, "/a", 7, 2, 3));
+  files.push_back(file_of(pool, "/c", 7, 1, 0));
+  files.push_back(file_of(pool, "/a", 9, 0, 5));  // a second process of /a
+  FileTable t(std::move(pool), std::move(files));
+  ASSERT_EQ(paths(t), (std::vector<std::string>{"/a", "/b", "/c"}));
+
+  const FileAgg& a = t.at("/a");
+  EXPECT_EQ(pids(a), (std::vector<int64_t>{7, 9}));
+  EXPECT_EQ(a.stats, 2u);
+  EXPECT_EQ(a.reads, 8u);
+  EXPECT_EQ(a.bytes_read, 800);
+  EXPECT_EQ(a.first_ts, 70);
+  EXPECT_EQ(a.last_ts, 95);
+  EXPECT_EQ(a.procs()[0].pf.reads, 3u);
+  EXPECT_EQ(a.procs()[1].pf.reads, 5u);
+
+  // One process: its record is the file's counts, not a copy.
+  const FileAgg& b = t.at("/b");
+  ASSERT_EQ(b.procs().size(), 1u);
+  EXPECT_EQ(b.procs()[0].pid, 7);
+  EXPECT_EQ(&b.procs()[0].pf, static_cast<const ProcFile*>(&b));
+  EXPECT_EQ(t.find("/d"), nullptr);
+  EXPECT_THROW(t.at("/d"), std::out_of_range);
+}
+
+TEST(FileTable, MergeOfInterleavedUnitsKeepsPathOrderAndUnitOrder) {
+  PathPool p1, p2;
+  std::deque<FileAgg> f1, f2;
+  for (const char* path : {"/x/1", "/x/3", "/x/5"}) f1.push_back(file_of(p1, path, 1, 1, 1));
+  for (const char* path : {"/x/0", "/x/3", "/x/9"}) f2.push_back(file_of(p2, path, 2, 1, 2));
+  FileTable first(std::move(p1), std::move(f1)), later(std::move(p2), std::move(f2));
+  first.merge(later);
+  EXPECT_TRUE(later.empty());
+  ASSERT_EQ(paths(first), (std::vector<std::string>{"/x/0", "/x/1", "/x/3", "/x/5", "/x/9"}));
+  const FileAgg& shared = first.at("/x/3");
+  EXPECT_EQ(pids(shared), (std::vector<int64_t>{1, 2}));  // the earlier unit's process first
+  EXPECT_EQ(shared.reads, 3u);
+  EXPECT_EQ(shared.stats, 2u);
+  EXPECT_EQ(pids(first.at("/x/9")), std::vector<int64_t>{2});
+
+  // A unit wholly after the table: appended.
+  PathPool p3;
+  std::deque<FileAgg> f3;
+  f3.push_back(file_of(p3, "/z", 3, 4, 0));
+  FileTable last(std::move(p3), std::move(f3));
+  first.merge(last);
+  EXPECT_EQ(paths(first).back(), "/z");
+  EXPECT_EQ(first.size(), 6u);
+}
+
+TEST(FileTable, CopiesOwnTheirPathsAndLongPathsSurvive) {
+  const std::string long_path = "/deep/" + std::string(600 * 1024, 'p');  // past a quarter chunk
+  FileTable copy;
+  {
+    PathPool pool;
+    std::deque<FileAgg> files;  // ~0.6 MiB of paths: two chunks; out of path order
+    for (int i = 0; i < 50000; ++i) files.push_back(file_of(pool, "/many/" + std::to_string(i), 1, 1, 0));
+    FileTable t(std::move(pool), std::move(files));
+    t[long_path].stats = 2;
+    t["/many/7"].add_process(4, ProcFile{});
+    copy = t;
+  }
+  ASSERT_EQ(copy.size(), 50001u);
+  EXPECT_EQ(copy.at(long_path).stats, 2u);
+  EXPECT_EQ(copy.at("/many/49999").stats, 1u);
+  EXPECT_EQ(pids(copy.at("/many/7")), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(copy.at("/many/7").stats, 1u);
+  EXPECT_TRUE(std::is_sorted(copy.begin(), copy.end(), [](const FileAgg& a, const FileAgg& b) { return a.path < b.path; }));
+  size_t n = 0;
+  for (const FileAgg& f : copy) n += f.path.starts_with("/many/");
+  EXPECT_EQ(n, 50000u);
+}
+
+namespace {
+
+class TraceDir {
+ public:
+  TraceDir() {
+    char tmpl[] = "/tmp/strata-file-table-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TraceDir() { fs::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// One DFTracer process file of pid `pid`: stats of its own 300 paths, then
+// `reads` 4 KiB preads of /data/shared.bin.
+void write_process(const TraceDir& dir, int pid, int reads) {
+  std::ofstream out(dir.path() + "/job-" + std::to_string(pid) + ".pfw");
+  out << "[\n";
+  int id = 1;
+  int64_t ts = 1000;
+  auto event = [&](const char* name, const std::string& args) {
+    out << "{\"id\":" << id++ << ",\"name\":\"" << name << "\",\"cat\":\"POSIX\",\"pid\":" << pid << ",\"tid\":" << pid
+        << ",\"ts\":" << (ts += 10) << ",\"dur\":2,\"ph\":\"X\",\"args\":{" << args << "}}\n";
+  };
+  for (int i = 0; i < 300; ++i)
+    event("stat", "\"fname\":\"/data/p" + std::to_string(pid) + "/f" + std::to_string(i) + "\",\"ret\":0");
+  event("open64", "\"fname\":\"/data/shared.bin\",\"ret\":5");
+  for (int i = 0; i < reads; ++i)
+    event("pread64", "\"fname\":\"/data/shared.bin\",\"fd\":5,\"size\":4096,\"offset\":" + std::to_string(i * 4096) +
+                         ",\"ret\":4096");
+  event("close", "\"fname\":\"/data/shared.bin\",\"fd\":5,\"ret\":0");
+  out << "]\n";
+}
+
+}  // namespace
+
+TEST(FileTable, TwoProcessJobCountsExactlyAndSurvivesDaskTrip) {
+  TraceDir dir;
+  write_process(dir, 11, 3);
+  write_process(dir, 12, 5);
+  AnalyzeOptions o;
+  o.input = dir.path();
+  o.threads = 2;
+  const Job job = analyze_job(o);
+  ASSERT_EQ(job.files.size(), 601u);  // 2 x 300 own paths + the shared file
+  const FileAgg& shared = job.files.at("/data/shared.bin");
+  EXPECT_EQ(shared.reads, 8u);
+  EXPECT_EQ(shared.opens, 2u);
+  EXPECT_EQ(shared.bytes_read, 8 * 4096);
+  ASSERT_EQ(shared.procs().size(), 2u);
+  EXPECT_EQ(shared.procs()[0].pf.reads + shared.procs()[1].pf.reads, 8u);
+  const FileAgg& own = job.files.at("/data/p12/f299");
+  EXPECT_EQ(own.stats, 1u);
+  EXPECT_EQ(pids(own), std::vector<int64_t>{12});
+
+  // strata.dask: each unit saved, merged as bytes, the report from the bytes.
+  std::ostringstream local;
+  run_passes(o).write_json(local);
+  ASSERT_EQ(list_units(dir.path()).size(), 2u);
+  const std::string merged = merge_bytes(o, analyze_unit_bytes(o, 0), analyze_unit_bytes(o, 1));
+  EXPECT_EQ(report_from_bytes(o, merged, true), local.str());
+}

@@ -219,6 +219,15 @@ int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int
   return g;
 }
 
+// The epoch group of a context, -1 untagged: tag_group without comparing
+// the group's name per event.
+int32_t UnitAgg::epoch_group(uint32_t ctx) {
+  if (ctx < epoch_of_ctx_.size() && epoch_of_ctx_[ctx] != kUnknownGroup) return epoch_of_ctx_[ctx];
+  if (ctx >= epoch_of_ctx_.size()) epoch_of_ctx_.resize(ctx + 1, kUnknownGroup);
+  const int32_t g = tag_group(ctx, cfg_.epoch_key, epoch_cache_, epoch_names_);
+  return epoch_of_ctx_[ctx] = epoch_names_[g] == "(none)" ? -1 : g;
+}
+
 static void add_distinct(std::vector<std::string>& v, const std::string& s) {
   if (v.size() >= 64) return;
   for (auto& x : v)
@@ -385,8 +394,7 @@ void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
   }
   int32_t& eg = x.epoch;
   if (e.ctx != 0) {
-    eg = tag_group(e.ctx, cfg_.epoch_key, epoch_cache_, epoch_names_);
-    if (epoch_names_[eg] == "(none)") eg = -1;
+    eg = epoch_group(e.ctx);
     if (eg >= 0) {
       // Events come in completion order: once the training loader's pass of
       // this epoch ended in this process, its later events are outside the loop.
@@ -495,7 +503,11 @@ void UnitAgg::count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off)
           if (j < acc.samples.size()) acc.samples[j] = pt;
         }
       }
-      if (eg >= 0) add_distinct(f.is_read ? acc.read_epochs : acc.write_epochs, epoch_names_[eg]);
+      int32_t& last_group = f.is_read ? acc.last_read_group : acc.last_write_group;
+      if (eg >= 0 && eg != last_group) {
+        add_distinct(f.is_read ? acc.read_epochs : acc.write_epochs, epoch_names_[eg]);
+        last_group = eg;
+      }
       break;
     }
     case Op::kStat:

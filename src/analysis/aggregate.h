@@ -176,6 +176,7 @@ class UnitAgg : public UnitConsumer {
   const std::vector<CtxTag>& tags(uint32_t ctx) const;
   int32_t tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
                     std::vector<std::string>& names);
+  int32_t epoch_group(uint32_t ctx);
 
   AggConfig cfg_;
   std::string unit_;
@@ -186,6 +187,8 @@ class UnitAgg : public UnitConsumer {
   int64_t last_pid_ = INT64_MIN;
   std::vector<FuncStats> funcs_;  // by func id
   std::vector<int32_t> by_cache_, epoch_cache_, loader_cache_;
+  static constexpr int32_t kUnknownGroup = -2;
+  std::vector<int32_t> epoch_of_ctx_;  // per ctx id: epoch group, -1 untagged, kUnknownGroup not looked up
   std::vector<int8_t> training_cache_;  // per ctx id: its loader tag is the training loader's (count_tags)
   std::vector<std::string> by_names_, epoch_names_, loader_names_;
   std::vector<TagAgg> by_aggs_, epoch_aggs_, outside_aggs_;

@@ -121,13 +121,17 @@ struct CtxInfo {
   std::string epoch;
 };
 
-class CriticalPathState : public PassState {
+class CriticalPathState final : public PassState {
  public:
   void begin(const std::string&, const Tables* t, bool) override {
     tables_ = t;
     ctx_.assign(t ? t->ctxs.size() : 0, CtxInfo{});
   }
   void process(const ProcessMeta&) override {}
+  // final: the loop calls event() directly, one virtual call per batch.
+  void events(std::span<const IoEvent> batch) override {
+    for (const IoEvent& e : batch) event(e);
+  }
   void event(const IoEvent& e) override {
     if (!tables_ || e.func >= tables_->funcs.size()) return;
     const FuncInfo& f = tables_->funcs[e.func];
@@ -250,10 +254,13 @@ class CriticalPathState : public PassState {
   }
   Span& tagged(int64_t pid, uint32_t ctx, const std::string& epoch) {
     CpProc& p = proc(pid);
-    if (!last_tagged_ || ctx != last_ctx_) {
+    // Threads interleave contexts (step tags) of one epoch: a new context
+    // with the same epoch value keeps the span without a map lookup.
+    if (!last_tagged_ || (ctx != last_ctx_ && epoch != last_epoch_)) {
       last_tagged_ = &p.tagged.try_emplace(epoch, Span{INT64_MAX, INT64_MIN}).first->second;
-      last_ctx_ = ctx;
+      last_epoch_ = epoch;
     }
+    last_ctx_ = ctx;
     return *last_tagged_;
   }
 
@@ -264,6 +271,7 @@ class CriticalPathState : public PassState {
   int64_t last_pid_ = INT64_MIN;
   Span* last_tagged_ = nullptr;  // its span of the last context's epoch
   uint32_t last_ctx_ = 0;
+  std::string last_epoch_;  // the epoch value of last_tagged_
 };
 
 // ---- the sweep --------------------------------------------------------------------

@@ -57,6 +57,9 @@ struct FileAccess {
   IntervalSet coverage{1u << 14};
   std::vector<std::string> write_epochs;  // distinct epoch values while writing (<= 64)
   std::vector<std::string> read_epochs;
+  // The epoch group (UnitAgg's, this unit only) last added to each list: a
+  // run of accesses in one epoch adds it once, without string compares.
+  int32_t last_write_group = -1, last_read_group = -1;
   std::vector<Point> samples;
   uint64_t seen = 0;
 };

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -92,6 +93,13 @@ class UnitConsumer {
   // forked children), before or between events.
   virtual void process(const ProcessMeta& meta) = 0;
   virtual void event(const IoEvent& e) = 0;
+  // A run of consecutive events, in order: sources hand events over in
+  // batches so that a consumer pays one virtual call per batch, not per
+  // event (hot consumers override this with a loop over their own event()).
+  // Sources deliver every pending batch before any other call.
+  virtual void events(std::span<const IoEvent> batch) {
+    for (const IoEvent& e : batch) event(e);
+  }
   // Counters a profile-mode process recorded itself (records keyed by path id).
   virtual void profile(int64_t /*pid*/, const std::vector<counters::PosixRecord>& /*posix*/,
                        const std::vector<counters::StdioRecord>& /*stdio*/) {}

@@ -34,10 +34,14 @@ using ThreadKey = std::pair<int64_t, std::pair<int64_t, int64_t>>;
 
 namespace {
 
-class ModesState : public PassState {
+class ModesState final : public PassState {
  public:
   void begin(const std::string&, const Tables* t, bool) override { tables_ = t; }
   void process(const ProcessMeta&) override {}
+  // final: the loop calls event() directly, one virtual call per batch.
+  void events(std::span<const IoEvent> batch) override {
+    for (const IoEvent& e : batch) event(e);
+  }
   void event(const IoEvent& e) override {
     if (e.func >= is_mode_.size()) is_mode_.resize(tables_->funcs.size(), -1);
     if (is_mode_[e.func] < 0) {

@@ -26,7 +26,7 @@ namespace {
 // per-event work (bytes, failure, the access offset the counter engine
 // tracks for calls that carry none).
 
-class JobState : public PassState {
+class JobState final : public PassState {
  public:
   explicit JobState(const AggConfig& cfg) : agg_(cfg) {}
   void begin(const std::string& unit, const Tables* t, bool sizes_known) override {
@@ -34,6 +34,9 @@ class JobState : public PassState {
   }
   void process(const ProcessMeta& m) override { agg_.process(m); }
   void event(const IoEvent& e) override { agg_.event(e); }
+  void events(std::span<const IoEvent> batch) override {
+    for (const IoEvent& e : batch) agg_.event(e);
+  }
   void profile(int64_t pid, const std::vector<counters::PosixRecord>& posix,
                const std::vector<counters::StdioRecord>& stdio) override {
     agg_.profile(pid, posix, stdio);
@@ -160,6 +163,11 @@ class FanOut : public UnitConsumer {
   }
   void event(const IoEvent& e) override {
     for (auto* s : to_) s->event(e);
+  }
+  // Each pass takes the whole batch in turn: one virtual call per pass and
+  // batch, and each pass's per-event loop stays in its own code and data.
+  void events(std::span<const IoEvent> batch) override {
+    for (auto* s : to_) s->events(batch);
   }
   void profile(int64_t pid, const std::vector<counters::PosixRecord>& p,
                const std::vector<counters::StdioRecord>& s) override {

@@ -41,12 +41,15 @@ StrataSource::~StrataSource() = default;
 
 namespace {
 
+// One thread's decoded batches, waiting to be merged with the other threads'
+// in order of end time.
 struct ThreadQueue {
   std::deque<std::unique_ptr<reader::EventBatch>> batches;
-  size_t pos = 0;  // next event in batches.front()
-  uint64_t head_end(size_t) const {
+  size_t pos = 0;     // next event in batches.front()
+  uint64_t head = 0;  // end time of that event (valid while batches is not empty)
+  void refresh_head() {
     const auto& b = *batches.front();
-    return b.ts[pos] + b.dur[pos];
+    head = b.ts[pos] + b.dur[pos];
   }
 };
 
@@ -78,16 +81,20 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       }
       while (tables.ctxs.size() < dict.num_contexts() || tables.ctxs.empty()) {
         uint32_t id = static_cast<uint32_t>(tables.ctxs.size());
+        // Traces tagged per step hold a context per few events: one
+        // allocation per context, the tags built in place.
         std::vector<CtxTag> tags;
-        if (id > 0)
-          for (const reader::Tag& t : dict.context(id)) {
-            CtxTag ct;
+        if (id > 0) {
+          const std::vector<reader::Tag>& in = dict.context(id);
+          tags.reserve(in.size());
+          for (const reader::Tag& t : in) {
+            CtxTag& ct = tags.emplace_back();
             ct.key = dict.str(t.key);
             ct.is_int = t.is_int;
             ct.int_value = t.int_value;
             ct.value = t.is_int ? std::to_string(t.int_value) : dict.str(t.str_value);
-            tags.push_back(std::move(ct));
           }
+        }
         tables.ctxs.push_back(std::move(tags));
         if (id >= dict.num_contexts()) break;
       }
@@ -113,10 +120,17 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       for (const auto& s : trace_->skipped()) c.warning("skipped " + s.file + ": " + s.why);
 
     std::map<uint32_t, ThreadQueue> queues;
+    std::vector<ThreadQueue*> by_tid;  // queues in tid order (ties go to the lowest tid)
     std::vector<std::unique_ptr<reader::EventBatch>> pool;
     size_t queued = 0;
-    IoEvent e;
-    e.pid = pi.pid;
+    // Events go to the consumer in batches (UnitConsumer::events): one
+    // virtual call per pass per batch instead of per event.
+    std::vector<IoEvent> batch(kBatch);
+    size_t batched = 0;
+    auto deliver = [&]() {
+      if (batched) c.events(std::span<const IoEvent>(batch.data(), batched));
+      batched = 0;
+    };
 
     auto emit = [&](ThreadQueue& q, uint64_t limit_end, bool bounded) {
       // Emits q's events while their end time <= limit_end (or all if !bounded).
@@ -125,7 +139,10 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
         const size_t n = b.size_events();
         while (q.pos < n) {
           const size_t i = q.pos;
-          if (bounded && b.ts[i] + b.dur[i] > limit_end) return;
+          if (bounded && b.ts[i] + b.dur[i] > limit_end) {
+            q.head = b.ts[i] + b.dur[i];
+            return;
+          }
           ++q.pos;
           --queued;
           const uint32_t nid = b.name[i];
@@ -135,6 +152,8 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
               kind == static_cast<uint8_t>(format::EventKind::kBegin) ||
               kind == static_cast<uint8_t>(format::EventKind::kEnd))
             continue;
+          IoEvent& e = batch[batched];
+          e.pid = pi.pid;
           e.tid = b.tid;
           e.ts = static_cast<int64_t>(b.ts[i]) + shift;
           e.dur = static_cast<int64_t>(b.dur[i]);
@@ -148,7 +167,7 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
           e.err = b.err[i];
           e.mem_align = b.mem_align[i];
           e.has_ret = (fields[nid] & format::kFieldRet) != 0 || fields[nid] == 0;
-          c.event(e);
+          if (++batched == kBatch) deliver();
         }
         pool.push_back(std::move(q.batches.front()));
         q.batches.pop_front();
@@ -159,22 +178,21 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       // Picks the queue with the earliest head; emits it up to the next head.
       ThreadQueue* best = nullptr;
       uint64_t best_end = UINT64_MAX, second = UINT64_MAX;
-      for (auto& [tid, q] : queues) {
-        if (q.batches.empty()) continue;
-        uint64_t h = q.head_end(0);
+      // Threads interleave, so runs are short: this scan runs about once
+      // per event and reads only the cached heads.
+      for (ThreadQueue* q : by_tid) {
+        if (q->batches.empty()) continue;
+        const uint64_t h = q->head;
         if (h < best_end) {
           second = best_end;
           best_end = h;
-          best = &q;
+          best = q;
         } else if (h < second) {
           second = h;
         }
       }
       if (!best) return false;
       emit(*best, second, second != UINT64_MAX);
-      if (second != UINT64_MAX && !best->batches.empty() && best->head_end(0) <= second) {
-        // Progress guarantee: emit at least one event.
-      }
       return true;
     };
 
@@ -191,7 +209,14 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       const size_t n = b->size_events();
       if (n == 0) continue;
       queued += n;
-      queues[b->tid].batches.push_back(std::move(b));
+      auto [it, fresh] = queues.try_emplace(b->tid);
+      if (fresh) {
+        by_tid.clear();
+        for (auto& [tid, q] : queues) by_tid.push_back(&q);
+      }
+      ThreadQueue& q = it->second;
+      q.batches.push_back(std::move(b));
+      if (q.batches.size() == 1) q.refresh_head();
       while (queued > kWindow) {
         if (!emit_min_run()) break;
       }
@@ -199,6 +224,7 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
     while (queued > 0) {
       if (!emit_min_run()) break;
     }
+    deliver();
     if (!r.profile().empty()) {
       std::vector<counters::PosixRecord> posix;
       std::vector<counters::StdioRecord> stdio;

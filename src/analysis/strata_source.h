@@ -25,6 +25,8 @@ class StrataSource : public Source {
   const char* kind() const override { return "strata"; }
   // Events buffered per file while merging threads (bounded memory).
   static constexpr size_t kWindow = 1u << 16;
+  // Events handed to the consumer per UnitConsumer::events call (fits in L1/L2).
+  static constexpr size_t kBatch = 256;
 
  private:
   std::unique_ptr<reader::TraceReader> trace_;

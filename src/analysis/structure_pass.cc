@@ -13,12 +13,16 @@ namespace strata::analysis {
 namespace {
 
 // One unit's (or a merged run of units') efg::Builder as a pass state.
-class GraphState : public PassState {
+class GraphState final : public PassState {
  public:
   void begin(const std::string& unit, const Tables* t, bool sizes_known) override {
     builder_.begin(unit, t, sizes_known);
   }
   void process(const ProcessMeta& m) override { builder_.process(m); }
+  // final: the loop calls event() directly, one virtual call per batch.
+  void events(std::span<const IoEvent> batch) override {
+    for (const IoEvent& e : batch) event(e);
+  }
   void event(const IoEvent& e) override { builder_.event(e); }
   void end() override { builder_.end(); }
   void merge(PassState& later) override { builder_.merge(static_cast<GraphState&>(later).builder_); }

@@ -95,7 +95,7 @@ struct CtxNames {
   int64_t worker = -1, loader = -1, epoch = INT64_MIN;
 };
 
-class TimelineState : public PassState {
+class TimelineState final : public PassState {
  public:
   void begin(const std::string&, const Tables* t, bool) override {
     tables_ = t;
@@ -103,6 +103,10 @@ class TimelineState : public PassState {
     ctx_.clear();
   }
   void process(const ProcessMeta& m) override { (void)procs_[m.pid]; }
+  // final: the loop calls event() directly, one virtual call per batch.
+  void events(std::span<const IoEvent> batch) override {
+    for (const IoEvent& e : batch) event(e);
+  }
   void event(const IoEvent& e) override {
     if (e.func >= lanes_.size()) lanes_.resize(tables_->funcs.size(), -2);
     if (lanes_[e.func] == -2) lanes_[e.func] = static_cast<int8_t>(lane_of(tables_->funcs[e.func]));

@@ -86,7 +86,7 @@ void merge_proc(VerdictProc& a, const VerdictProc& b) {
   a.step_meta_ns += b.step_meta_ns;
 }
 
-class VerdictState : public PassState {
+class VerdictState final : public PassState {
  public:
   void begin(const std::string&, const Tables* t, bool) override {
     tables_ = t;
@@ -95,8 +95,13 @@ class VerdictState : public PassState {
     env_.clear();
     last_ = nullptr;
     last_pid_ = INT64_MIN;
+    last_epoch_ns_ = nullptr;
   }
   void process(const ProcessMeta&) override {}
+  // final: the loop calls event() directly, one virtual call per batch.
+  void events(std::span<const IoEvent> batch) override {
+    for (const IoEvent& e : batch) event(e);
+  }
   void event(const IoEvent& e) override {
     if (!tables_ || e.func >= tables_->funcs.size()) return;
     const FuncInfo& f = tables_->funcs[e.func];
@@ -140,7 +145,7 @@ class VerdictState : public PassState {
         break;
     }
     if (io && c.in_step) (f.is_read || f.is_write ? p.step_data_ns : p.step_meta_ns) += e.dur;
-    if (io && f.is_read && !c.epoch.empty() && !environment(e.path)) epoch_read_ns_[c.epoch] += e.dur;
+    if (io && f.is_read && !c.epoch.empty() && !environment(e.path)) read_ns_of_epoch(c.epoch) += e.dur;
   }
   void end() override { tables_ = nullptr; }
   void merge(PassState& later) override {
@@ -158,6 +163,7 @@ class VerdictState : public PassState {
   void load(std::string_view bytes) override {
     serial::Reader r(bytes.data(), bytes.size());
     r(procs_, epoch_read_ns_);
+    last_epoch_ns_ = nullptr;
   }
   const std::map<int64_t, VerdictProc>& procs() const { return procs_; }
   const std::map<std::string, int64_t>& epoch_read_ns() const { return epoch_read_ns_; }
@@ -188,6 +194,14 @@ class VerdictState : public PassState {
     if (env_[path] == 2) env_[path] = environment_path(tables_->str(path)) ? 1 : 0;
     return env_[path] == 1;
   }
+  // Reads come in runs of one epoch: the last epoch's counter (map nodes never move).
+  int64_t& read_ns_of_epoch(const std::string& epoch) {
+    if (!last_epoch_ns_ || epoch != last_epoch_) {
+      last_epoch_ns_ = &epoch_read_ns_[epoch];
+      last_epoch_ = epoch;
+    }
+    return *last_epoch_ns_;
+  }
   VerdictProc& proc(int64_t pid) {
     if (pid != last_pid_) {
       last_ = &procs_[pid];
@@ -204,6 +218,8 @@ class VerdictState : public PassState {
   std::map<std::string, int64_t> epoch_read_ns_;  // reads of non-environment files per epoch value
   VerdictProc* last_ = nullptr;
   int64_t last_pid_ = INT64_MIN;
+  int64_t* last_epoch_ns_ = nullptr;
+  std::string last_epoch_;
 };
 
 // ---- words a person reads -------------------------------------------------------------

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -151,20 +152,40 @@ struct FileStats {
   uint64_t events_dropped = 0;
 };
 
+// How a FileReader works through a file's blocks.
+struct ReadOptions {
+  // Threads that read, check, decompress and decode blocks ahead of next(),
+  // up to a bounded number of blocks (2 x (threads + 1)); next() still hands
+  // the batches out in file order, and errors surface at the block they are
+  // in, as without them. 0: next() does everything on the calling thread.
+  unsigned decode_threads = 0;
+};
+// Files smaller than this are read in turn whatever decode_threads says: a
+// few blocks do not pay for starting threads.
+inline constexpr uint64_t kDecodeAheadMinBytes = 256u << 10;
+
+struct BlockJob;
+class BlockPipeline;
+enum class ScanOutcome : uint8_t;
+
 class FileReader {
  public:
-  explicit FileReader(const std::string& path);  // reads header and PROCESS block
+  // Reads the header and PROCESS block.
+  explicit FileReader(const std::string& path, ReadOptions options = {});
   ~FileReader();
   FileReader(const FileReader&) = delete;
   FileReader& operator=(const FileReader&) = delete;
 
   const std::string& path() const { return path_; }
   const ProcessInfo& process() const { return process_; }
+  // Grows as next() reaches DICT blocks, on the thread calling next() only.
   const Dictionary& dict() const { return dict_; }
   // Decodes the next EVENTS block (reading DICT/STATS blocks on the way).
+  // After a FormatError, every later call throws it again.
   bool next(EventBatch& out);
   // Like next() but skips the next EVENTS block without reading its payload
   // (its checksum is not verified); returns its event count (0 at end).
+  // Not once next() has read ahead (decode_threads; std::logic_error).
   uint64_t skip_events_block();
   const FileStats& stats() const { return stats_; }
   // Records of the last PROFILE block read so far (profile mode traces).
@@ -179,13 +200,22 @@ class FileReader {
   long blocks_read() const { return block_index_; }
 
  private:
+  // The stages of a block (src/reader/block.h).
+  enum class Step : uint8_t { kBatch, kMore, kEnd };
+  ScanOutcome scan_block(BlockJob& job);
+  void load_block(BlockJob& job, void* dctx, bool decode) const;
+  Step apply_block(BlockJob& job, EventBatch& out);
+  void scan_and_load(BlockJob& job, bool decode = true);
+  bool next_in_turn(EventBatch& out);
+  bool next_ahead(EventBatch& out);
+  void fill_pipeline();
+  bool read_at(void* buf, size_t n, uint64_t offset) const;
+
   void open_and_read_process();
-  bool read_block(std::vector<uint8_t>& payload, uint8_t& type, uint32_t& count);
   void decode_process(const std::vector<uint8_t>& p);
   void decode_dict(const std::vector<uint8_t>& p, uint32_t count);
   void decode_stats(const std::vector<uint8_t>& p);
   void decode_profile(const std::vector<uint8_t>& p);
-  void decode_events(const std::vector<uint8_t>& p, uint32_t count, EventBatch& out);
   // EFG blocks (format 1.3, `strata efg --compress`): decoded whole into the
   // batches of the EVENTS blocks they replaced, handed out one per next().
   void decode_efg(const std::vector<uint8_t>& p, uint32_t count);
@@ -194,23 +224,30 @@ class FileReader {
   void charge(uint64_t bytes);  // dictionary memory budget
 
   std::string path_;
+  ReadOptions options_;
   FILE* fp_ = nullptr;
+  int fd_ = -1;
   uint64_t file_size_ = 0;
-  uint64_t pos_ = 0;
-  long block_index_ = 0;
+  uint64_t scan_pos_ = 0;    // where stage 1 reads the next block header
+  long scan_index_ = 0;      // blocks stage 1 has scanned
+  long block_index_ = 0;     // the block stage 3 is at (FormatError, blocks_read)
   uint64_t block_offset_ = 0;
   bool footer_seen_ = false;
   bool truncated_tail_ = false;
   bool has_process_ = false;
+  bool scan_done_ = false;   // stage 1 met the end of the file or an error
+  bool ahead_ = false;       // stage 2 on decode_threads (a file large enough)
   uint64_t mem_used_ = 0, mem_budget_ = 0;
   ProcessInfo process_;
   Dictionary dict_;
   FileStats stats_;
   std::vector<ProfileRecord> profile_;
-  std::vector<uint8_t> stored_, raw_;
+  std::unique_ptr<BlockJob> job_;            // reading in turn (decode_threads 0)
+  std::unique_ptr<BlockPipeline> pipeline_;  // reading ahead (decode_threads > 0)
   std::vector<EventBatch> efg_batches_;
   size_t efg_next_ = 0;
   void* dctx_ = nullptr;
+  std::exception_ptr failed_;  // the FormatError next() threw
 };
 
 // The files of a trace (a directory of *.strata files, or one file), with a

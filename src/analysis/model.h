@@ -120,6 +120,9 @@ class Source {
   // Streams unit i into c. Throws InputError on malformed input.
   virtual void read_unit(size_t i, UnitConsumer& c) = 0;
   virtual const char* kind() const = 0;
+  // The threads the whole analysis may use (-j). A source may spend those
+  // that units leave idle (fewer units than threads) inside a unit.
+  virtual void set_threads(unsigned threads) { (void)threads; }
 };
 
 class InputError : public std::runtime_error {

@@ -318,6 +318,7 @@ Analysis run_passes(const AnalyzeOptions& o) {
   const size_t nunits = src->units().size();
   unsigned nthreads = o.threads > 0 ? static_cast<unsigned>(o.threads)
                                     : std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
+  src->set_threads(nthreads);
   nthreads = static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(nthreads, nunits)));
   UnitStates merged(passes);
   std::atomic<size_t> next{0};

@@ -1,5 +1,6 @@
 #include "analysis/strata_source.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -55,10 +56,21 @@ struct ThreadQueue {
 
 }  // namespace
 
+// With fewer files than threads, each file's reader decodes its blocks on
+// the threads the other units leave idle (one large process: all but the
+// unit's own), while the unit's thread aggregates.
+unsigned StrataSource::decode_threads() const {
+  const size_t running = std::max<size_t>(1, std::min<size_t>(threads_, files_.size()));
+  const size_t per_unit = threads_ / running;
+  return per_unit > 1 ? static_cast<unsigned>(per_unit - 1) : 0;
+}
+
 void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
   const std::string& file = files_[idx];
   try {
-    reader::FileReader r(file);
+    reader::ReadOptions options;
+    options.decode_threads = decode_threads();
+    reader::FileReader r(file, options);
     const reader::ProcessInfo& pi = r.process();
     const reader::Dictionary& dict = r.dict();
     Tables tables;

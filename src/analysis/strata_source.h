@@ -23,6 +23,7 @@ class StrataSource : public Source {
   const std::vector<std::string>& units() const override { return files_; }
   void read_unit(size_t i, UnitConsumer& c) override;
   const char* kind() const override { return "strata"; }
+  void set_threads(unsigned threads) override { threads_ = threads; }
   // Events buffered per file while merging threads (bounded memory).
   static constexpr size_t kWindow = 1u << 16;
   // Events handed to the consumer per UnitConsumer::events call (fits in L1/L2).
@@ -31,6 +32,8 @@ class StrataSource : public Source {
  private:
   std::unique_ptr<reader::TraceReader> trace_;
   std::vector<std::string> files_;
+  unsigned threads_ = 1;
+  unsigned decode_threads() const;
 };
 
 bool looks_like_strata(const std::string& path);

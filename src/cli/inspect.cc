@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -67,13 +68,22 @@ void report_skipped(const std::vector<reader::TraceReader::Skipped>& skipped) {
 }
 void report_skipped(const std::string& path) { report_skipped(reader::TraceReader(path).skipped()); }
 
-TraceSummary summarize(const std::string& path) {
+// The files are read one after another: a large one decodes its blocks on
+// the other threads (reader::ReadOptions), ahead of this one.
+reader::ReadOptions read_options(unsigned threads) {
+  reader::ReadOptions o;
+  o.decode_threads = threads > 1 ? threads - 1 : 0;
+  return o;
+}
+unsigned machine_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+TraceSummary summarize(const std::string& path, unsigned threads) {
   reader::TraceReader tr(path);
   TraceSummary s;
   s.skipped = tr.skipped();
   report_skipped(s.skipped);
   for (const auto& f : tr.files()) {
-    reader::FileReader r(f);
+    reader::FileReader r(f, read_options(threads));
     ++s.processes;
     s.bytes += r.file_size();
     const auto& proc = r.process();
@@ -240,13 +250,16 @@ bool is_dftracer(const std::string& path) {
 void add_info(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto threads = std::make_shared<unsigned>(machine_threads());
   auto* cmd = app.add_subcommand("info", "Summary of a trace: processes, events, size, drops");
   cmd->add_option("trace", *path, "Trace directory or file")->required();
   cmd->add_flag("--json", *json, "One JSON object");
-  cmd->callback([path, json] {
+  cmd->add_option("-j,--threads", *threads, "threads decoding a large file (default: the machine's cores)")
+      ->check(CLI::Range(1u, 1024u));
+  cmd->callback([path, json, threads] {
     if (is_dftracer(*path))
       throw std::runtime_error(*path + ": a DFTracer trace; strata info reads strata traces (use strata cat or strata analyze)");
-    TraceSummary s = summarize(*path);
+    TraceSummary s = summarize(*path, *threads);
     if (*json) print_json(*path, s);
     else print_text(*path, s);
   });
@@ -254,15 +267,18 @@ void add_info(CLI::App& app) {
 
 void add_cat(CLI::App& app) {
   auto path = std::make_shared<std::string>();
+  auto threads = std::make_shared<unsigned>(machine_threads());
   auto* cmd = app.add_subcommand("cat", "Print every event as one JSON object per line");
   cmd->add_option("trace", *path, "Trace directory or file")->required();
-  cmd->callback([path] {
+  cmd->add_option("-j,--threads", *threads, "threads decoding a large file (default: the machine's cores)")
+      ->check(CLI::Range(1u, 1024u));
+  cmd->callback([path, threads] {
     if (is_dftracer(*path)) {
       convert::write_json_lines_pfw(*path, stdout);
       return;
     }
     report_skipped(*path);
-    convert::write_json_lines(*path, stdout);
+    convert::write_json_lines(*path, stdout, *threads);
   });
 }
 

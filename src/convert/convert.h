@@ -9,7 +9,9 @@
 namespace strata::convert {
 
 // One JSON object per event per line. Returns the number of events written.
-uint64_t write_json_lines(const std::string& trace, FILE* out);
+// `threads` > 1: a large file's blocks are decoded on threads - 1 more
+// threads ahead of the writing (reader::ReadOptions); the output is the same.
+uint64_t write_json_lines(const std::string& trace, FILE* out, unsigned threads = 1);
 
 // Chrome Trace Event format (JSON object with traceEvents), to a file path or "-".
 uint64_t write_chrome(const std::string& trace, const std::string& out_path);

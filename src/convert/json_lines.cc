@@ -372,12 +372,14 @@ void write_batch(const reader::EventBatch& b, int64_t shift, Fragments& frag, Li
 
 }  // namespace
 
-uint64_t write_json_lines(const std::string& trace, FILE* out) {
+uint64_t write_json_lines(const std::string& trace, FILE* out, unsigned threads) {
   reader::TraceReader tr(trace);
   LineBuffer buf(out);
   uint64_t n = 0;
+  reader::ReadOptions options;
+  options.decode_threads = threads > 1 ? threads - 1 : 0;
   for (const auto& path : tr.files()) {
-    reader::FileReader file(path);
+    reader::FileReader file(path, options);
     const int64_t shift = tr.to_trace_ns(file.process(), 0);  // host monotonic ns -> trace ns
     Fragments frag(file);
     reader::EventBatch b;

@@ -7,18 +7,17 @@
 #include <filesystem>
 #include <type_traits>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 #include <zstd.h>
 
 #include "format/format.h"
 #include "format/varint.h"
-#include "reader/columns.h"
+#include "reader/block.h"
+#include "reader/cursor.h"
+#include "reader/pipeline.h"
 
 namespace strata::reader {
 
 namespace fmt = strata::format;
-using columns::decode_any;
 
 FormatError::FormatError(const std::string& file, long block, uint64_t offset, const std::string& what)
     : std::runtime_error(file + (block >= 0 ? ": block " + std::to_string(block) + " at offset " + std::to_string(offset)
@@ -27,18 +26,6 @@ FormatError::FormatError(const std::string& file, long block, uint64_t offset, c
       file_(file),
       block_(block),
       offset_(offset) {}
-
-namespace {
-// ProcessInfo::ticks_to_ns as a small value that decode_events keeps in
-// registers: a public member of a -fPIC library is not inlined (it could be
-// interposed), and a call per timestamp was a fifth of the decoding work.
-struct TickClock {
-  uint64_t start_ticks, tick_q32, start_mono_ns;
-  explicit TickClock(const ProcessInfo& p)
-      : start_ticks(p.start_ticks), tick_q32(p.tick_q32), start_mono_ns(p.start_mono_ns) {}
-  uint64_t to_ns(uint64_t ticks) const { return fmt::ticks_to_ns(ticks, start_ticks, tick_q32, start_mono_ns); }
-};
-}  // namespace
 
 uint64_t ProcessInfo::ticks_to_ns(uint64_t ticks) const { return TickClock(*this).to_ns(ticks); }
 
@@ -100,40 +87,6 @@ void EventBatch::resize(size_t n) {
   mem_align.resize(n);
 }
 
-// ---- Payload cursor ----------------------------------------------------------
-namespace {
-struct Cursor {
-  const uint8_t* p;
-  const uint8_t* end;
-  const FileReader* owner;
-  std::string* error;
-
-  bool varint(uint64_t& v) {
-    const uint8_t* n = fmt::get_varint(p, end, v);
-    if (!n) return false;
-    p = n;
-    return true;
-  }
-  uint64_t u() {
-    uint64_t v = 0;
-    if (!varint(v)) throw std::string("truncated varint");
-    return v;
-  }
-  int64_t z() { return fmt::unzigzag(u()); }
-  uint8_t byte() {
-    if (p >= end) throw std::string("truncated payload");
-    return *p++;
-  }
-  std::string str() {
-    uint64_t n = u();
-    if (n > static_cast<uint64_t>(end - p)) throw std::string("string runs past the end of its block");
-    std::string s(reinterpret_cast<const char*>(p), n);
-    p += n;
-    return s;
-  }
-};
-}  // namespace
-
 // ---- FileReader --------------------------------------------------------------
 namespace {
 // "<host>-<pid>-<start>.strata" -> pid (0 if the name has another shape).
@@ -147,7 +100,7 @@ int64_t pid_from_name(const std::string& path) {
 }
 }  // namespace
 
-FileReader::FileReader(const std::string& path) : path_(path) {
+FileReader::FileReader(const std::string& path, ReadOptions options) : path_(path), options_(options) {
   try {
     open_and_read_process();
   } catch (...) {
@@ -184,26 +137,34 @@ void FileReader::open_and_read_process() {
   if (h.header_size < sizeof(h) || h.header_size > file_size_) {
     throw FormatError(path, -1, 0, "bad header size");
   }
-  pos_ = h.header_size;
-  std::fseek(fp_, static_cast<long>(pos_), SEEK_SET);
+  fd_ = fileno(fp_);
+  scan_pos_ = h.header_size;
+  ahead_ = options_.decode_threads > 0 && file_size_ >= kDecodeAheadMinBytes;
   mem_budget_ = kDictMemoryBase + kDictMemoryPerByte * file_size_;
   dctx_ = ZSTD_createDCtx();
-  std::vector<uint8_t> payload;
-  uint8_t type = 0;
-  uint32_t count = 0;
-  if (!read_block(payload, type, count)) {
+  job_ = std::make_unique<BlockJob>();
+  BlockJob& job = *job_;
+  job.outcome = scan_block(job);
+  if (job.outcome != ScanOutcome::kEnd) {
+    block_index_ = job.place.index;
+    block_offset_ = job.place.offset;
+  }
+  if (job.outcome != ScanOutcome::kBlock) {
     // The process died (or the disk filled) before its PROCESS block was
     // complete: an empty process, not a corrupt trace. Its pid is in the name.
+    truncated_tail_ = job.outcome == ScanOutcome::kTruncated;
     process_.pid = pid_from_name(path);
     process_.mode = "trace";
     return;
   }
-  if (type != static_cast<uint8_t>(fmt::BlockType::kProcess)) fail("first block is not a PROCESS block");
-  decode_process(payload);
+  load_block(job, dctx_, false);
+  if (job.header.type != static_cast<uint8_t>(fmt::BlockType::kProcess)) fail("first block is not a PROCESS block");
+  decode_process(job.payload);
   has_process_ = true;
 }
 
 FileReader::~FileReader() {
+  pipeline_.reset();  // its workers read the file
   if (fp_) std::fclose(fp_);
   ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(dctx_));
 }
@@ -222,64 +183,8 @@ void FileReader::charge(uint64_t bytes) {
   }
 }
 
-// Reads the next block. Returns false at a clean end of file, or at a final
-// block cut short (a crashed writer): those bytes were never complete.
-bool FileReader::read_block(std::vector<uint8_t>& payload, uint8_t& type, uint32_t& count) {
-  if (pos_ >= file_size_) return false;
-  block_offset_ = pos_;
-  ++block_index_;
-  fmt::BlockHeader h{};
-  if (file_size_ - pos_ < sizeof(h)) {
-    truncated_tail_ = true;
-    return false;
-  }
-  if (std::fread(&h, 1, sizeof(h), fp_) != sizeof(h)) fail("read error");
-  if (h.magic != fmt::kBlockMagic) fail("bad block magic (corrupt file)");
-  if (fmt::header_hash_of(h) != h.header_hash) fail("block header checksum mismatch (corrupt file)");
-  if (h.stored_size > fmt::kMaxBlockPayload || h.raw_size > fmt::kMaxBlockPayload) fail("block size out of range");
-  if (pos_ + sizeof(h) + h.stored_size > file_size_) {
-    truncated_tail_ = true;  // the writer died while appending this block
-    return false;
-  }
-  stored_.resize(h.stored_size);
-  if (h.stored_size && std::fread(stored_.data(), 1, h.stored_size, fp_) != h.stored_size) fail("read error");
-  pos_ += sizeof(h) + h.stored_size;
-  if (XXH3_64bits(stored_.data(), stored_.size()) != h.payload_hash) fail("payload checksum mismatch (corrupt block)");
-  type = h.type;
-  count = h.count;
-  if (h.codec == static_cast<uint8_t>(fmt::Codec::kNone)) {
-    if (h.raw_size != h.stored_size) fail("uncompressed block with raw size != stored size");
-    payload.swap(stored_);
-  } else if (h.codec == static_cast<uint8_t>(fmt::Codec::kZstd)) {
-    payload.resize(h.raw_size);
-    size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(dctx_), payload.data(), payload.size(), stored_.data(),
-                                   stored_.size());
-    if (ZSTD_isError(n) || n != h.raw_size) fail("zstd payload does not decompress to its raw size");
-  } else if (h.codec == static_cast<uint8_t>(fmt::Codec::kZstdPrefix)) {
-    // One zstd frame, then raw bytes: payload = decompressed frame + those bytes.
-    const size_t frame = ZSTD_findFrameCompressedSize(stored_.data(), stored_.size());
-    if (ZSTD_isError(frame) || frame > stored_.size()) fail("zstd-prefix payload does not start with a complete zstd frame");
-    const size_t tail = stored_.size() - frame;
-    if (tail > h.raw_size) {
-      fail("zstd-prefix payload: raw tail of " + std::to_string(tail) + " bytes exceeds the raw size " +
-           std::to_string(h.raw_size));
-    }
-    payload.resize(h.raw_size);
-    const size_t want = h.raw_size - tail;
-    size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(dctx_), payload.data(), want, stored_.data(), frame);
-    if (ZSTD_isError(n) || n != want) {
-      fail("zstd-prefix payload: the zstd frame does not decompress to " + std::to_string(want) +
-           " bytes (raw size minus the raw tail)");
-    }
-    if (tail) std::memcpy(payload.data() + want, stored_.data() + frame, tail);
-  } else {
-    fail("unknown codec " + std::to_string(h.codec));
-  }
-  return true;
-}
-
 void FileReader::decode_process(const std::vector<uint8_t>& p) {
-  Cursor c{p.data(), p.data() + p.size(), this, nullptr};
+  Cursor c{p.data(), p.data() + p.size()};
   try {
     process_.pid = c.z();
     process_.ppid = c.z();
@@ -311,7 +216,7 @@ void FileReader::decode_process(const std::vector<uint8_t>& p) {
 }
 
 void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
-  Cursor c{p.data(), p.data() + p.size(), this, nullptr};
+  Cursor c{p.data(), p.data() + p.size()};
   try {
     for (uint32_t i = 0; i < count; ++i) {
       auto kind = static_cast<fmt::DictKind>(c.byte());
@@ -383,7 +288,7 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
 }
 
 void FileReader::decode_stats(const std::vector<uint8_t>& p) {
-  Cursor c{p.data(), p.data() + p.size(), this, nullptr};
+  Cursor c{p.data(), p.data() + p.size()};
   try {
     stats_.events_written = c.u();
     stats_.events_dropped = c.u();
@@ -393,7 +298,7 @@ void FileReader::decode_stats(const std::vector<uint8_t>& p) {
 }
 
 void FileReader::decode_profile(const std::vector<uint8_t>& p) {
-  Cursor c{p.data(), p.data() + p.size(), this, nullptr};
+  Cursor c{p.data(), p.data() + p.size()};
   try {
     uint64_t n = c.u();
     // A record takes at least 4 bytes (module, path, two counts).
@@ -424,249 +329,6 @@ void FileReader::decode_profile(const std::vector<uint8_t>& p) {
   } catch (const std::string& e) {
     fail("PROFILE block: " + e);
   }
-}
-
-void FileReader::decode_events(const std::vector<uint8_t>& p, uint32_t count, EventBatch& out) {
-  Cursor c{p.data(), p.data() + p.size(), this, nullptr};
-  struct Col {
-    uint8_t id, enc;
-    uint64_t len;
-  } cols[32];
-  uint64_t base_ts = 0, ncols = 0;
-  try {
-    out.tid = static_cast<uint32_t>(c.u());
-    base_ts = c.u();
-    ncols = c.u();
-    if (ncols > 32) throw std::string("too many columns");
-    for (uint64_t i = 0; i < ncols; ++i) cols[i] = {c.byte(), c.byte(), c.u()};
-  } catch (const std::string& e) {
-    fail("EVENTS block: " + e);
-  }
-  // Bound what the batch allocates by what the payload can encode, before
-  // allocating: every event has a timestamp, and a varint takes a byte per
-  // value, a packed frame of 128 values at least 3 bytes; run-length columns
-  // can describe any count in 2 bytes, hence the cap.
-  if (count > kMaxBlockEvents) {
-    fail("EVENTS block: header claims " + std::to_string(count) + " events, more than the reader's limit of " +
-         std::to_string(kMaxBlockEvents) + " per block (corrupt block)");
-  }
-  {
-    bool ts_seen = false;
-    uint64_t total = 0;
-    for (uint64_t i = 0; i < ncols; ++i) {
-      total += cols[i].len;
-      if (total > static_cast<uint64_t>(c.end - c.p)) fail("EVENTS block: column runs past the block");
-      const uint8_t id = cols[i].id;
-      if (id < 1 || id > fmt::kNumColumns) continue;
-      uint64_t least = 0;
-      switch (static_cast<fmt::ColumnEncoding>(cols[i].enc)) {
-        case fmt::ColumnEncoding::kVarint: least = count; break;
-        case fmt::ColumnEncoding::kRunLength: least = count ? 2 : 0; break;
-        case fmt::ColumnEncoding::kPacked: least = 3 * ((uint64_t{count} + fmt::kPackedFrame - 1) / fmt::kPackedFrame); break;
-        default: fail("EVENTS block: unknown column encoding " + std::to_string(cols[i].enc));
-      }
-      if (cols[i].len < least) {
-        fail("EVENTS block: header claims " + std::to_string(count) + " events, but column " + std::to_string(id) +
-             " has " + std::to_string(cols[i].len) + " bytes, too few to hold them (corrupt block)");
-      }
-      if (id == static_cast<uint8_t>(fmt::Column::kTs)) ts_seen = true;
-    }
-    if (!ts_seen) fail("EVENTS block: no timestamp column");
-  }
-  out.resize(count);
-  bool present[fmt::kNumColumns + 1] = {};
-  for (uint64_t i = 0; i < ncols; ++i)
-    if (cols[i].id >= 1 && cols[i].id <= fmt::kNumColumns) present[cols[i].id] = true;
-  // Columns a writer left out take their "none" values (format spec).
-  auto absent = [&](fmt::Column c) { return !present[static_cast<int>(c)]; };
-  if (absent(fmt::Column::kName)) std::fill(out.name.begin(), out.name.end(), 0);
-  if (absent(fmt::Column::kDur)) std::fill(out.dur.begin(), out.dur.end(), 0);
-  if (absent(fmt::Column::kFd)) std::fill(out.fd.begin(), out.fd.end(), -1);
-  if (absent(fmt::Column::kPath)) std::fill(out.path.begin(), out.path.end(), 0);
-  if (absent(fmt::Column::kOffset)) std::fill(out.offset.begin(), out.offset.end(), -1);
-  if (absent(fmt::Column::kSize)) std::fill(out.size.begin(), out.size.end(), -1);
-  if (absent(fmt::Column::kRet)) std::fill(out.ret.begin(), out.ret.end(), 0);
-  if (absent(fmt::Column::kErrno)) std::fill(out.err.begin(), out.err.end(), 0);
-  if (absent(fmt::Column::kCtx)) std::fill(out.ctx.begin(), out.ctx.end(), 0);
-  if (absent(fmt::Column::kMemAlign)) std::fill(out.mem_align.begin(), out.mem_align.end(), 0);
-  const uint8_t* data = c.p;
-  const uint8_t* end = p.data() + p.size();
-  bool have_ts = false, have_offset = false;
-  for (uint64_t i = 0; i < ncols; ++i) {
-    if (cols[i].len > static_cast<uint64_t>(end - data)) fail("EVENTS block: column runs past the block");
-    const uint8_t* cb = data;
-    const uint8_t* ce = data + cols[i].len;
-    data = ce;
-    const uint8_t enc = cols[i].enc;
-    if (enc > static_cast<uint8_t>(fmt::ColumnEncoding::kPacked)) fail("EVENTS block: unknown column encoding " + std::to_string(enc));
-    const char* bad = nullptr;
-    size_t frame = SIZE_MAX;
-    switch (static_cast<fmt::Column>(cols[i].id)) {
-      case fmt::Column::kName: bad = decode_any(enc, cb, ce, count, out.name.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }, frame); break;
-      case fmt::Column::kTs:  // gaps; resolved against durations below
-        bad = decode_any(enc, cb, ce, count, out.ts.data(), [](uint64_t v) { return v; }, frame);
-        have_ts = true;
-        break;
-      case fmt::Column::kDur: bad = decode_any(enc, cb, ce, count, out.dur.data(), [](uint64_t v) { return v; }, frame); break;
-      case fmt::Column::kFd: bad = decode_any(enc, cb, ce, count, out.fd.data(), [](uint64_t v) { return static_cast<int32_t>(fmt::unzigzag(v)); }, frame); break;
-      case fmt::Column::kPath: bad = decode_any(enc, cb, ce, count, out.path.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }, frame); break;
-      case fmt::Column::kOffset:  // delta-cache codes; resolved below
-        bad = decode_any(enc, cb, ce, count, out.offset.data(), [](uint64_t v) { return static_cast<int64_t>(v); }, frame);
-        have_offset = true;
-        break;
-      case fmt::Column::kSize: bad = decode_any(enc, cb, ce, count, out.size.data(), [](uint64_t v) { return fmt::unzigzag(v); }, frame); break;
-      case fmt::Column::kRet: bad = decode_any(enc, cb, ce, count, out.ret.data(), [](uint64_t v) { return fmt::unzigzag(v); }, frame); break;
-      case fmt::Column::kErrno: bad = decode_any(enc, cb, ce, count, out.err.data(), [](uint64_t v) { return static_cast<int32_t>(v); }, frame); break;
-      case fmt::Column::kCtx: bad = decode_any(enc, cb, ce, count, out.ctx.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }, frame); break;
-      case fmt::Column::kMemAlign: {
-        uint64_t worst = 0;
-        bad = decode_any(enc, cb, ce, count, out.mem_align.data(), [&](uint64_t v) {
-          worst = std::max(worst, v);
-          return static_cast<uint8_t>(v);
-        }, frame);
-        if (!bad && worst > 1 + fmt::kMemAlignMaxLog2) {
-          fail("EVENTS block: column 11 (memory alignment) holds " + std::to_string(worst) + ", more than " +
-               std::to_string(1 + fmt::kMemAlignMaxLog2) + " (corrupt block)");
-        }
-        break;
-      }
-      default: break;  // columns from a newer minor version
-    }
-    if (bad) {
-      std::string what = "EVENTS block: column " + std::to_string(cols[i].id);
-      if (enc == static_cast<uint8_t>(fmt::ColumnEncoding::kPacked)) {
-        what += " (packed), frame " + std::to_string(frame) + ": " + bad;
-      } else {
-        what += " does not hold " + std::to_string(count) + " values";
-      }
-      fail(what);
-    }
-  }
-  if (!have_ts) fail("EVENTS block: no timestamp column");
-  // Ids MUST be defined before use (format spec section 7); readers index
-  // tables by them, so an undefined one is corruption, not a huge table.
-  auto check_ids = [&](const std::vector<uint32_t>& v, size_t defined, fmt::Column col, const char* what) {
-    if (!present[static_cast<int>(col)]) return;
-    uint32_t m = 0;
-    for (uint32_t i = 0; i < count; ++i) m = std::max(m, v[i]);
-    if (m >= defined && m != 0) {
-      size_t at = std::find(v.begin(), v.end(), m) - v.begin();
-      fail("EVENTS block: event " + std::to_string(at) + " uses " + what + " id " + std::to_string(m) +
-           ", not defined by an earlier DICT block (corrupt block)");
-    }
-  };
-  check_ids(out.name, dict_.num_names(), fmt::Column::kName, "name");
-  check_ids(out.path, dict_.num_strings(), fmt::Column::kPath, "string (path)");
-  check_ids(out.ctx, dict_.num_contexts(), fmt::Column::kCtx, "context");
-  // ret is stored relative to the requested size; start times relative to the
-  // previous event's end; offsets relative to the previous access's end.
-  uint64_t prev_end = base_ts;
-  int64_t prev_offset_end = 0, d1 = 0, d2 = 0;
-  const bool ticks = process_.tick_q32 != 0;
-  const TickClock clock(process_);
-  for (uint32_t i = 0; i < count; ++i) {
-    out.ret[i] = static_cast<int64_t>(static_cast<uint64_t>(out.ret[i]) +
-                                      (out.size[i] > 0 ? static_cast<uint64_t>(out.size[i]) : 0));
-    uint64_t t0 = prev_end + static_cast<uint64_t>(fmt::unzigzag(out.ts[i]));
-    prev_end = t0 + out.dur[i];
-    if (ticks) {
-      out.ts[i] = clock.to_ns(t0);
-      out.dur[i] = clock.to_ns(prev_end) - out.ts[i];
-    } else {
-      out.ts[i] = t0;
-    }
-    if (have_offset) {
-      uint64_t code = static_cast<uint64_t>(out.offset[i]);
-      int64_t delta;
-      if (code == 0) {
-        delta = d1;
-      } else if (code == 1) {
-        delta = d2;
-        d2 = d1;
-        d1 = delta;
-      } else {
-        delta = fmt::unzigzag(code - 2);
-        d2 = d1;
-        d1 = delta;
-      }
-      // Two's complement wrap-around, as the encoder computes (no signed
-      // overflow on damaged or extreme values).
-      out.offset[i] = static_cast<int64_t>(static_cast<uint64_t>(prev_offset_end) + static_cast<uint64_t>(delta));
-      prev_offset_end = static_cast<int64_t>(static_cast<uint64_t>(out.offset[i]) +
-                                             (out.offset[i] >= 0 && out.ret[i] > 0 ? static_cast<uint64_t>(out.ret[i]) : 0));
-    }
-  }
-}
-
-bool FileReader::next(EventBatch& out) {
-  if (next_efg_batch(out)) return true;
-  std::vector<uint8_t>& payload = raw_;
-  uint8_t type;
-  uint32_t count;
-  while (read_block(payload, type, count)) {
-    switch (static_cast<fmt::BlockType>(type)) {
-      case fmt::BlockType::kEvents: decode_events(payload, count, out); return true;
-      case fmt::BlockType::kEfg:
-        decode_efg(payload, count);
-        if (next_efg_batch(out)) return true;
-        break;
-      case fmt::BlockType::kDict: decode_dict(payload, count); break;
-      case fmt::BlockType::kStats: decode_stats(payload); break;
-      case fmt::BlockType::kProfile: decode_profile(payload); break;
-      case fmt::BlockType::kFooter: footer_seen_ = true; break;
-      case fmt::BlockType::kProcess: fail("second PROCESS block");
-      default: break;  // unknown block types are skipped (forward compatible)
-    }
-  }
-  return false;
-}
-
-uint64_t FileReader::skip_events_block() {
-  // EVENTS payloads are skipped unread (their count is in the checked
-  // header); other blocks are read as usual (dictionaries, stats, profile).
-  // An EFG block is decoded (it holds the batches of several EVENTS blocks).
-  if (efg_next_ < efg_batches_.size()) return efg_batches_[efg_next_++].size_events();
-  std::vector<uint8_t>& payload = raw_;
-  while (pos_ < file_size_) {
-    fmt::BlockHeader h{};
-    if (file_size_ - pos_ < sizeof(h)) {
-      truncated_tail_ = true;
-      return 0;
-    }
-    if (std::fread(&h, 1, sizeof(h), fp_) != sizeof(h)) fail("read error");
-    std::fseek(fp_, static_cast<long>(pos_), SEEK_SET);
-    if (h.type == static_cast<uint8_t>(fmt::BlockType::kEvents) && h.magic == fmt::kBlockMagic &&
-        fmt::header_hash_of(h) == h.header_hash && h.stored_size <= fmt::kMaxBlockPayload) {
-      if (pos_ + sizeof(h) + h.stored_size > file_size_) {
-        truncated_tail_ = true;
-        return 0;
-      }
-      block_offset_ = pos_;
-      ++block_index_;
-      if (h.count > kMaxBlockEvents) {
-        fail("EVENTS block: header claims " + std::to_string(h.count) + " events, more than the reader's limit of " +
-             std::to_string(kMaxBlockEvents) + " per block (corrupt block)");
-      }
-      pos_ += sizeof(h) + h.stored_size;
-      std::fseek(fp_, static_cast<long>(pos_), SEEK_SET);
-      return h.count;
-    }
-    uint8_t type;
-    uint32_t count;
-    if (!read_block(payload, type, count)) return 0;  // reports a bad header itself
-    switch (static_cast<fmt::BlockType>(type)) {
-      case fmt::BlockType::kEfg:
-        decode_efg(payload, count);
-        if (efg_next_ < efg_batches_.size()) return efg_batches_[efg_next_++].size_events();
-        break;
-      case fmt::BlockType::kDict: decode_dict(payload, count); break;
-      case fmt::BlockType::kStats: decode_stats(payload); break;
-      case fmt::BlockType::kProfile: decode_profile(payload); break;
-      case fmt::BlockType::kFooter: footer_seen_ = true; break;
-      default: break;
-    }
-  }
-  return 0;
 }
 
 // ---- Trace -------------------------------------------------------------------

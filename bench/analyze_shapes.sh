@@ -8,18 +8,22 @@
 #   newoffset  one process, N pread of 64 B, every one at a new offset
 #   newfile    one process, N stat, every one a new path
 #   synthetic  8 processes x 4 threads (bench/gen_trace)
-# Prints per shape: events, wall, CPU (user+sys), events per CPU-second
-# against the budget, and peak RSS. CPU time is the figure to compare on a
-# shared machine; wall time also depends on the other load.
+# Prints per shape and thread count (`analyze -j`): events, wall, CPU
+# (user+sys), events per CPU-second against the budget, and peak RSS. CPU
+# time is the figure to compare on a shared machine; wall time also depends
+# on the other load. A one-process shape with -j 2 decodes its blocks on the
+# second thread while the first aggregates (src/reader/pipeline.h): wall
+# drops, CPU stays about the same.
 #
-#   bench/analyze_shapes.sh            # N=4M
-#   N=1M bench/analyze_shapes.sh
+#   bench/analyze_shapes.sh            # N=4M, -j 1 and -j 2
+#   N=1M THREADS="1 2 4" bench/analyze_shapes.sh
 #   CALLGRIND=1 N=500k bench/analyze_shapes.sh   # adds instructions per event
 #                                   # (callgrind, repeats exactly; ~50x slower)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${STRATA_BENCH_BUILD:-$ROOT/build}
 N=${N:-4M}
+THREADS=${THREADS:-1 2}
 CACHE=${STRATA_BENCH_CACHE:-/tmp/strata-bench-cache}/shapes-$N
 BUDGET=15000000
 STRATA=$BUILD/bin/strata
@@ -50,21 +54,23 @@ instructions_per_event() {  # trace events -> instructions per event of `strata 
   awk -v ev="$2" '/^summary:/ { printf "%.0f", $2 / ev }' "$out"
   rm -f "$out"
 }
-printf '%-10s %10s %8s %8s %12s %8s %9s' shape events wall_s cpu_s "events/cpu-s" "budget" peak_MB
+printf '%-10s %3s %10s %8s %8s %12s %8s %9s' shape -j events wall_s cpu_s "events/cpu-s" "budget" peak_MB
 [[ $CALLGRIND == 1 ]] && printf ' %9s' instr/ev
 printf '\n'
 for shape in strided newoffset newfile synthetic; do
   t=$(make_trace "$shape")
   ev=$("$STRATA" info --json "$t" | grep -o '"events":[0-9]*' | head -1 | cut -d: -f2)
   cat "$t"/*.strata >/dev/null
-  tv=$(mktemp)
-  /usr/bin/time -f "%e %U %S %M" -o "$tv" "$STRATA" analyze "$t" --json >/dev/null
-  read -r wall user sys rss <"$tv"
-  rm -f "$tv"
-  awk -v s="$shape" -v ev="$ev" -v w="$wall" -v u="$user" -v y="$sys" -v r="$rss" -v b="$BUDGET" 'BEGIN {
-    cpu = u + y; if (cpu < 0.01) cpu = 0.01; rate = ev / cpu
-    printf "%-10s %10d %8.2f %8.2f %12.0f %7.2fx %9.0f", s, ev, w, cpu, rate, rate / b, r / 1024 }'
-  [[ $CALLGRIND == 1 ]] && printf ' %9s' "$(instructions_per_event "$t" "$ev")"
-  printf '\n'
+  for j in $THREADS; do
+    tv=$(mktemp)
+    /usr/bin/time -f "%e %U %S %M" -o "$tv" "$STRATA" analyze "$t" --json -j "$j" >/dev/null
+    read -r wall user sys rss <"$tv"
+    rm -f "$tv"
+    awk -v s="$shape" -v j="$j" -v ev="$ev" -v w="$wall" -v u="$user" -v y="$sys" -v r="$rss" -v b="$BUDGET" 'BEGIN {
+      cpu = u + y; if (cpu < 0.01) cpu = 0.01; rate = ev / cpu
+      printf "%-10s %3d %10d %8.2f %8.2f %12.0f %7.2fx %9.0f", s, j, ev, w, cpu, rate, rate / b, r / 1024 }'
+    [[ $CALLGRIND == 1 ]] && printf ' %9s' "$(instructions_per_event "$t" "$ev")"
+    printf '\n'
+  done
 done
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores (budget column: events per CPU-second / 15 M)"

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <map>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -75,7 +74,6 @@ reader::ReadOptions read_options(unsigned threads) {
   o.decode_threads = threads > 1 ? threads - 1 : 0;
   return o;
 }
-unsigned machine_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 TraceSummary summarize(const std::string& path, unsigned threads) {
   reader::TraceReader tr(path);
@@ -250,11 +248,11 @@ bool is_dftracer(const std::string& path) {
 void add_info(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  auto threads = std::make_shared<unsigned>(machine_threads());
+  auto threads = std::make_shared<unsigned>(1u);
   auto* cmd = app.add_subcommand("info", "Summary of a trace: processes, events, size, drops");
   cmd->add_option("trace", *path, "Trace directory or file")->required();
   cmd->add_flag("--json", *json, "One JSON object");
-  cmd->add_option("-j,--threads", *threads, "threads decoding a large file (default: the machine's cores)")
+  cmd->add_option("-j,--threads", *threads, "threads decoding a large file ahead of the output (default 1)")
       ->check(CLI::Range(1u, 1024u));
   cmd->callback([path, json, threads] {
     if (is_dftracer(*path))
@@ -267,10 +265,10 @@ void add_info(CLI::App& app) {
 
 void add_cat(CLI::App& app) {
   auto path = std::make_shared<std::string>();
-  auto threads = std::make_shared<unsigned>(machine_threads());
+  auto threads = std::make_shared<unsigned>(1u);
   auto* cmd = app.add_subcommand("cat", "Print every event as one JSON object per line");
   cmd->add_option("trace", *path, "Trace directory or file")->required();
-  cmd->add_option("-j,--threads", *threads, "threads decoding a large file (default: the machine's cores)")
+  cmd->add_option("-j,--threads", *threads, "threads decoding a large file ahead of the output (default 1)")
       ->check(CLI::Range(1u, 1024u));
   cmd->callback([path, threads] {
     if (is_dftracer(*path)) {

@@ -64,6 +64,9 @@ struct BlockJob {
   format::BlockHeader header{};
   std::vector<uint8_t> stored, payload;
   EventBatch batch;  // EVENTS blocks
+  // Where stage 2 decodes EVENTS: the caller's batch when read in turn
+  // (its buffers stay warm in cache), else `batch`, swapped out in stage 3.
+  EventBatch* target = nullptr;
   EventIds ids;
   std::exception_ptr error;  // stage 1 or 2 failed: rethrown in stage 3
 };

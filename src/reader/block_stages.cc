@@ -101,7 +101,8 @@ void FileReader::load_block(BlockJob& job, void* dctx, bool decode) const {
   }
   decompress(at, h, static_cast<ZSTD_DCtx*>(dctx), job.stored, job.payload);
   if (decode && h.type == static_cast<uint8_t>(fmt::BlockType::kEvents)) {
-    decode_events(at, TickClock(process_), job.payload.data(), job.payload.size(), h.count, job.batch, job.ids);
+    EventBatch& out = job.target ? *job.target : job.batch;
+    decode_events(at, TickClock(process_), job.payload.data(), job.payload.size(), h.count, out, job.ids);
   }
 }
 
@@ -117,8 +118,8 @@ FileReader::Step FileReader::apply_block(BlockJob& job, EventBatch& out) {
   const uint32_t count = job.header.count;
   switch (static_cast<fmt::BlockType>(job.header.type)) {
     case fmt::BlockType::kEvents:
-      check_event_ids(job.place, job.batch, job.ids, dict_);
-      std::swap(out, job.batch);
+      if (!job.target) std::swap(out, job.batch);
+      check_event_ids(job.place, out, job.ids, dict_);
       return Step::kBatch;
     case fmt::BlockType::kEfg: decode_efg(job.payload, count); break;
     case fmt::BlockType::kDict: decode_dict(job.payload, count); break;
@@ -155,6 +156,7 @@ void FileReader::scan_and_load(BlockJob& job, bool decode) {
 
 bool FileReader::next_in_turn(EventBatch& out) {
   BlockJob& job = *job_;
+  job.target = &out;
   while (true) {
     if (next_efg_batch(out)) return true;
     scan_and_load(job);

@@ -16,8 +16,9 @@ namespace strata::reader {
 namespace fmt = strata::format;
 using columns::decode_any;
 
-void decode_events(const BlockPlace& at, const TickClock& clock, const uint8_t* payload, size_t size,
+void decode_events(const BlockPlace& at, const TickClock& tick_clock, const uint8_t* payload, size_t size,
                    uint32_t count, EventBatch& out, EventIds& ids) {
+  const TickClock clock = tick_clock;  // a local: stores to the columns cannot alias it
   Cursor c{payload, payload + size};
   struct Col {
     uint8_t id, enc;

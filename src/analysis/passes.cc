@@ -318,7 +318,11 @@ Analysis run_passes(const AnalyzeOptions& o) {
   const size_t nunits = src->units().size();
   unsigned nthreads = o.threads > 0 ? static_cast<unsigned>(o.threads)
                                     : std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
-  src->set_threads(nthreads);
+  // Decoding one file's blocks ahead on other threads is asked for with -j
+  // only: it costs more CPU per event (blocks leave the cache between the
+  // decoding core and the reading one) and on a busy machine (a login node)
+  // it made a one-file analysis slower, not faster (bench/README.md).
+  src->set_threads(o.threads > 0 ? nthreads : 1);
   nthreads = static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(nthreads, nunits)));
   UnitStates merged(passes);
   std::atomic<size_t> next{0};

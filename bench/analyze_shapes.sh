@@ -50,7 +50,8 @@ CALLGRIND=${CALLGRIND:-0}
 instructions_per_event() {  # trace events -> instructions per event of `strata analyze --json`
   local out
   out=$(mktemp)
-  valgrind --tool=callgrind --callgrind-out-file="$out" "$STRATA" analyze "$1" --json >/dev/null 2>&1
+  # strata-tools: the lean `strata` front execs it, and callgrind would not follow
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$BUILD/bin/strata-tools" analyze "$1" --json >/dev/null 2>&1
   awk -v ev="$2" '/^summary:/ { printf "%.0f", $2 / ev }' "$out"
   rm -f "$out"
 }

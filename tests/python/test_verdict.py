@@ -127,7 +127,10 @@ def test_compute_bound_process_gets_no_storage_advice(tmp_path, files_prog):
 def run_job(tmp, n=8, size=4096, cold=0, **flags):
     data = make_files(tmp / "data", n, size, synced=flags.get("drop_cache", False))
     if cold:
-        (data / "cold.bin").write_bytes(b"\0" * cold)
+        with open(data / "cold.bin", "wb") as f:  # synced: the job reads it from the disk
+            f.write(b"\0" * cold)
+            f.flush()
+            os.fsync(f.fileno())
     args = [conftest.PYTHON, JOB, "--data", str(data)]
     for k, val in flags.items():
         if val is True:

@@ -1,5 +1,5 @@
 """A small PyTorch training job for the verdict tests (test_verdict.py): each
-sample opens its file and reads it (plus --cold-bytes more in epoch 0), then
+sample opens its file and reads it (plus --cold-bytes more from the disk in epoch 0), then
 burns --cpu-ms of CPU (--drop-cache: reads come from the disk); the loop sleeps --step-ms per batch and saves a
 --ckpt-mb checkpoint after each epoch."""
 import argparse
@@ -36,6 +36,8 @@ class Files(Dataset):
                 pass
         if EPOCH[0] == 0 and self.cold_bytes:
             with open(self.cold_file, "rb", buffering=0) as f:
+                # cold: from the disk (the test syncs the file), not the page cache
+                os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
                 left = self.cold_bytes
                 while left > 0 and f.read(min(self.chunk, left)):
                     left -= self.chunk

@@ -31,7 +31,7 @@ _DEEP = os.environ.get("STRATA_PY_DEEP", "0") == "1"
 _DEBUG = os.environ.get("STRATA_PY_DEBUG", "0") == "1"
 
 # Bound in install() when the runtime is recording.
-_now = _complete = _complete_io = None
+_now = _complete = _complete_io = _io_call = None
 _tag_set_int = _tag_set_str = _tag_unset = _tag_save = _tag_restore = None
 
 # Categories written by the automatic instrumentation.
@@ -559,7 +559,14 @@ def _patch_torch(torch):
 # --------------------------------------------------------------------------
 # numpy, Pillow, h5py: application-level I/O events naming the file.
 
-def _io_wrapper(orig, name, cat, result_bytes):
+def _io_wrapper(orig, name, cat, array_type=None, not_type=None):
+    """orig, recording one `name` event per call naming the file of its first
+    argument, with the result's nbytes when it is an array_type (and not a
+    not_type) as size and ret. strata._fast.io_call does it in C; this Python
+    version is for builds without it."""
+    if _io_call is not None:
+        return _wraps(orig)(_io_call(orig, name, cat, array_type, not_type))
+
     @_wraps(orig)
     def wrapper(file, *args, **kwargs):
         t0 = _now()
@@ -570,25 +577,21 @@ def _io_wrapper(orig, name, cat, result_bytes):
             return r
         finally:
             t1 = _now()
-            n = result_bytes(r, args, kwargs) if ok else -1
+            n = -1
+            if ok and array_type is not None and isinstance(r, array_type) and \
+                    (not_type is None or not isinstance(r, not_type)):
+                n = r.nbytes
             _complete_io(name, cat, t0, t1 - t0, _pathb(file), n, n)
     return wrapper
 
 
 def _patch_numpy(np):
-    ndarray = np.ndarray
-
-    def nbytes(r, args, kwargs):
-        if isinstance(r, ndarray) and not isinstance(r, np.memmap):
-            return r.nbytes
-        return -1
-
-    np.load = _io_wrapper(np.load, b"numpy.load", CAT_NUMPY, nbytes)
-    np.fromfile = _io_wrapper(np.fromfile, b"numpy.fromfile", CAT_NUMPY, nbytes)
+    np.load = _io_wrapper(np.load, b"numpy.load", CAT_NUMPY, np.ndarray, np.memmap)
+    np.fromfile = _io_wrapper(np.fromfile, b"numpy.fromfile", CAT_NUMPY, np.ndarray, np.memmap)
 
 
 def _patch_pil_image(Image):
-    Image.open = _io_wrapper(Image.open, b"PIL.Image.open", CAT_PIL, lambda r, a, k: -1)
+    Image.open = _io_wrapper(Image.open, b"PIL.Image.open", CAT_PIL)
 
 
 _bands = {}
@@ -666,14 +669,14 @@ def _patch_h5py(h5py):
 def install():
     """Installs the lazy patches when the runtime is recording this process.
     Returns True when installed."""
-    global _installed, _now, _complete, _complete_io
+    global _installed, _now, _complete, _complete_io, _io_call
     global _tag_set_int, _tag_set_str, _tag_unset, _tag_save, _tag_restore
     if _installed:
         return True
     if not _capi.ENABLED:
         return False
     h = _capi.hot_calls()  # strata._fast when built: no ctypes argument conversion
-    _now, _complete, _complete_io = h.now, h.complete, h.complete_io
+    _now, _complete, _complete_io, _io_call = h.now, h.complete, h.complete_io, h.io_call
     _tag_set_int, _tag_set_str, _tag_unset = h.tag_set_int, h.tag_set_str, h.tag_unset
     _tag_save, _tag_restore = h.tag_save, h.tag_restore
     _installed = True

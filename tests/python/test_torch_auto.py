@@ -184,3 +184,66 @@ def test_numpy_dataset(tmp_path):
         enclosing = loads[(loads["pid"] == r["pid"]) & (loads["tid"] == r["tid"]) & (loads["path"] == r["path"])
                           & (loads["ts"] <= r["ts"]) & (loads["ts"] + loads["dur"] >= r["ts"] + r["dur"])]
         assert len(enclosing) == 1
+
+
+NUMPY_CALLS = r'''
+import pathlib, sys, numpy as np
+d = pathlib.Path(sys.argv[1])
+a = np.arange(16, dtype=np.float64)
+np.save(d / "a.npy", a)
+np.savez(d / "b.npz", a=a)
+a.tofile(d / "c.bin")
+print(np.load.__name__, np.load.__module__, np.load.__doc__ == np.load.__wrapped__.__doc__
+      if hasattr(np.load, "__wrapped__") else True)
+print(np.load(str(d / "a.npy")).sum(), np.load(d / "a.npy").sum())
+with open(d / "a.npy", "rb") as f:
+    print(np.load(f).sum())
+print(type(np.load(d / "a.npy", mmap_mode="r")).__name__)
+print(sorted(np.load(d / "b.npz").files))
+print(np.fromfile(str(d / "c.bin")).sum(), np.fromfile(d / "c.bin", dtype=np.float64, count=4).tolist())
+try:
+    np.load(d / "missing.npy")
+except FileNotFoundError as e:
+    print("FileNotFoundError", e.errno, e.strerror, e.filename == str(d / "missing.npy"))
+try:
+    np.fromfile(d / "c.bin", dtype="no such dtype")
+except TypeError as e:
+    print("TypeError", e)
+'''
+
+
+@pytest.mark.parametrize("fast", ["1", "0"])
+def test_numpy_patches_pass_calls_through_and_record_them(tmp_path, fast):
+    """numpy.load / numpy.fromfile under the Python layer (strata._fast.io_call,
+    or its Python version with STRATA_PY_FAST=0): the program sees the same results, exceptions and function attributes as
+    without strata; each call is one event naming its file (str, Path or open
+    file), with the array's bytes, -1 for memory maps, .npz and failures."""
+    script = tmp_path / "calls.py"
+    script.write_text(NUMPY_CALLS)
+    runs = {}
+    for mode in ("plain", "traced"):
+        d = tmp_path / mode
+        d.mkdir()
+        cmd = [conftest.PYTHON, str(script), str(d)]
+        if mode == "plain":
+            p = subprocess.run(cmd, env=conftest.clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=120, check=True)
+        else:
+            p = conftest.run_traced(tmp_path / "trace", cmd, env={"STRATA_PY_FAST": fast})
+        runs[mode] = p.stdout.replace(str(d), "D")
+    assert runs["traced"] == runs["plain"]
+    assert runs["plain"].splitlines()[0] == "load numpy True"
+    df = strata.read_trace(tmp_path / "trace")
+    ev = df[df["cat"] == "numpy"]
+    d = str(tmp_path / "traced")
+    got = [(n, p.replace(d, "D") if isinstance(p, str) else None, int(s)) for n, p, s in
+           zip(ev["name"].astype(str), ev["path"].astype(object), ev["size"])]
+    # np.load of an .npy reads the array with numpy.fromfile on the open file
+    expected = [("numpy.fromfile", "D/a.npy", 128), ("numpy.load", "D/a.npy", 128)] * 3 + [
+        ("numpy.load", "D/a.npy", -1),                 # memory map
+        ("numpy.load", "D/b.npz", -1),                 # NpzFile, not an array
+        ("numpy.fromfile", "D/c.bin", 128), ("numpy.fromfile", "D/c.bin", 32),
+        ("numpy.load", "D/missing.npy", -1),           # raised
+        ("numpy.fromfile", "D/c.bin", -1)]             # raised
+    assert sorted(got) == sorted(expected)
+    assert (ev["size"] == ev["ret"]).all()

@@ -281,6 +281,32 @@ static void iocall_dealloc(IoCall* w) {
   Py_TYPE(w)->tp_free((PyObject*)w);
 }
 
+/* Pickled, copied and bound like the Python function it stands for: by its
+ * module and name (the global the patch replaced, found again on loading),
+ * and as a method when stored in a class. */
+static PyObject* iocall_reduce(PyObject* self, PyObject* unused) {
+  (void)unused;
+  PyObject* q = PyObject_GetAttrString(self, "__qualname__");
+  if (!q) {
+    PyErr_Clear();
+    q = PyObject_GetAttrString(((IoCall*)self)->orig, "__qualname__");
+  }
+  return q;
+}
+
+static PyObject* iocall_descr_get(PyObject* self, PyObject* obj, PyObject* type) {
+  (void)type;
+  if (obj == NULL || obj == Py_None) {
+    Py_INCREF(self);
+    return self;
+  }
+  return PyMethod_New(self, obj);
+}
+
+static PyMethodDef iocall_methods[] = {
+    {"__reduce__", iocall_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
 static PyGetSetDef iocall_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -298,7 +324,9 @@ static PyTypeObject IoCallType = {
     .tp_doc = "A library function that records one strata I/O event per call.",
     .tp_traverse = (traverseproc)iocall_traverse,
     .tp_clear = (inquiry)iocall_clear,
+    .tp_methods = iocall_methods,
     .tp_getset = iocall_getset,
+    .tp_descr_get = iocall_descr_get,
     .tp_dictoffset = offsetof(IoCall, dict),
 };
 

@@ -66,7 +66,7 @@ int64_t ValueDist::quantile(double q) const {
 
 // ---- TimeBins -------------------------------------------------------------------
 
-Bin& TimeBins::at(int64_t ts) {
+Bin& TimeBins::at_slow(int64_t ts) {
   if (ts < 0) ts = 0;
   size_t i = static_cast<size_t>(ts / width);
   if (i >= kMaxBins) {
@@ -166,7 +166,7 @@ struct UnitAgg::Proc {
     last_file = &file_slow(path);
     return *last_file;
   }
-  ProcFile& file_slow(uint32_t path) {
+  [[gnu::noinline]] ProcFile& file_slow(uint32_t path) {
     if (path >= file_idx.size()) file_idx.resize(path + 1, 0);
     uint32_t& s = file_idx[path];
     if (!s) {

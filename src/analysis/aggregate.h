@@ -79,7 +79,14 @@ struct TimeBins {
   static constexpr size_t kMaxBins = 512;
   int64_t width = 1 << 20;  // ns
   std::vector<Bin> bins;
-  Bin& at(int64_t ts);
+  Bin& at(int64_t ts) {
+    if (ts >= 0) [[likely]] {
+      const size_t i = static_cast<size_t>(ts / width);
+      if (i < bins.size()) return bins[i];  // bins.size() <= kMaxBins
+    }
+    return at_slow(ts);
+  }
+  Bin& at_slow(int64_t ts);
   void rebin(int64_t new_width);
   void merge(const TimeBins& o);
 };

@@ -71,15 +71,20 @@ uint32_t Builder::file_class_of(uint32_t path) {
   return cls;
 }
 
-uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
+inline uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
   // Only reads and writes have a request size; open's "size" column is its mode.
   const bool data = tables_ && e.func < tables_->funcs.size() && tables_->funcs[e.func].data;
   const int32_t sc = opts_.size_classes && data ? size_class_of(e.size) : -1;
   // A loop repeats one call on one file: most events are the previous one's node.
-  LastNode& last = last_node_;
+  const LastNode& last = last_node_;
   if (last.node != kNoNode && last.pid == e.pid && last.func == e.func && last.path == e.path &&
       last.ctx == e.ctx && last.size_class == sc)
     return last.node;
+  return node_of_slow(g, e, sc);
+}
+
+uint32_t Builder::node_of_slow(Graph& g, const analysis::IoEvent& e, int32_t sc) {
+  LastNode& last = last_node_;
   const NodeKey key{e.pid, e.func, file_class_of(e.path), sc, role_of(e.ctx)};
   auto hit = node_cache_.find(key);
   if (hit != node_cache_.end()) {
@@ -103,6 +108,29 @@ uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
   node_cache_.emplace(key, id);
   last = {e.pid, e.func, e.path, e.ctx, sc, id};
   return id;
+}
+
+inline void Builder::log_arrival(Graph& g, ThreadCursor& t, uint32_t node) {
+  if (t.arrivals_dropped) return;
+  if (t.last_run.size() <= node) t.last_run.resize(g.nodes.size(), 0);
+  uint32_t& last = t.last_run[node];
+  if (last != 0) {
+    ArrivalRun& run = t.runs[last - 1];
+    if (run.from == t.last && run.count != UINT32_MAX) {
+      ++run.count;
+      return;
+    }
+  }
+  if (g.arrival_runs >= kMaxArrivalRuns) {  // drop this thread's log whole
+    g.arrival_runs -= t.runs.size();
+    t.runs = {};
+    t.last_run = {};
+    t.arrivals_dropped = true;
+    return;
+  }
+  t.runs.push_back({node, t.last, 1});
+  last = static_cast<uint32_t>(t.runs.size());
+  ++g.arrival_runs;
 }
 
 void Builder::event(const analysis::IoEvent& e) {
@@ -136,29 +164,6 @@ void Builder::event(const analysis::IoEvent& e) {
   ++g.events;
   t.last = node;
   t.last_end = std::max(t.last_end, end);
-}
-
-void Builder::log_arrival(Graph& g, ThreadCursor& t, uint32_t node) {
-  if (t.arrivals_dropped) return;
-  if (t.last_run.size() <= node) t.last_run.resize(g.nodes.size(), 0);
-  uint32_t& last = t.last_run[node];
-  if (last != 0) {
-    ArrivalRun& run = t.runs[last - 1];
-    if (run.from == t.last && run.count != UINT32_MAX) {
-      ++run.count;
-      return;
-    }
-  }
-  if (g.arrival_runs >= kMaxArrivalRuns) {  // drop this thread's log whole
-    g.arrival_runs -= t.runs.size();
-    t.runs = {};
-    t.last_run = {};
-    t.arrivals_dropped = true;
-    return;
-  }
-  t.runs.push_back({node, t.last, 1});
-  last = static_cast<uint32_t>(t.runs.size());
-  ++g.arrival_runs;
 }
 
 void Builder::close_threads() {

@@ -69,6 +69,7 @@ class Builder : public analysis::UnitConsumer {
   };
   uint32_t file_class_of(uint32_t path);
   uint32_t node_of(Graph& g, const analysis::IoEvent& e);
+  uint32_t node_of_slow(Graph& g, const analysis::IoEvent& e, int32_t sc);
   static void log_arrival(Graph& g, ThreadCursor& t, uint32_t node);
   int64_t role_of(uint32_t ctx);
   void close_threads();

@@ -126,6 +126,7 @@ class CriticalPathState final : public PassState {
   void begin(const std::string&, const Tables* t, bool) override {
     tables_ = t;
     ctx_.assign(t ? t->ctxs.size() : 0, CtxInfo{});
+    skip_func_ = skip_ctx_ = UINT32_MAX;
   }
   void process(const ProcessMeta&) override {}
   // final: the loop calls event() directly, one virtual call per batch.
@@ -133,6 +134,7 @@ class CriticalPathState final : public PassState {
     for (const IoEvent& e : batch) event(e);
   }
   void event(const IoEvent& e) override {
+    if (e.func == skip_func_ && e.ctx == skip_ctx_) return;  // as the last skipped event
     if (!tables_ || e.func >= tables_->funcs.size()) return;
     const FuncInfo& f = tables_->funcs[e.func];
     const CtxInfo& c = info(e.ctx);
@@ -144,7 +146,13 @@ class CriticalPathState final : public PassState {
       t.ts = std::min(t.ts, e.ts);
       t.end = std::max(t.end, end);
     }
-    if (!app && !(io && (c.worker >= 0 || c.in_step))) return;
+    if (!app && !(io && (c.worker >= 0 || c.in_step))) {
+      if (c.epoch.empty()) {  // nothing done: a fact of (function, context) only
+        skip_func_ = e.func;
+        skip_ctx_ = e.ctx;
+      }
+      return;
+    }
     CpProc& p = proc(e.pid);
     p.first_ts = std::min(p.first_ts, e.ts);
     p.last_ts = std::max(p.last_ts, end);
@@ -269,6 +277,7 @@ class CriticalPathState final : public PassState {
   std::map<int64_t, CpProc> procs_;
   CpProc* last_ = nullptr;  // the last event's process (map nodes never move)
   int64_t last_pid_ = INT64_MIN;
+  uint32_t skip_func_ = UINT32_MAX, skip_ctx_ = UINT32_MAX;  // the last event this pass ignored
   Span* last_tagged_ = nullptr;  // its span of the last context's epoch
   uint32_t last_ctx_ = 0;
   std::string last_epoch_;  // the epoch value of last_tagged_

@@ -37,7 +37,7 @@ void LaneColumns::widen(int64_t new_width) {
   width = new_width;
 }
 
-void LaneColumns::add(int lane, int64_t ts, int64_t dur) {
+void LaneColumns::add_slow(int lane, int64_t ts, int64_t dur) {
   ts = std::max<int64_t>(0, ts);
   dur = std::max<int64_t>(0, dur);
   const int64_t end = ts + dur;

@@ -91,6 +91,7 @@ class VerdictState final : public PassState {
   void begin(const std::string&, const Tables* t, bool) override {
     tables_ = t;
     ctx_.assign(t ? t->ctxs.size() : 0, CtxFlags{});
+    skip_func_ = skip_ctx_ = UINT32_MAX;
     kinds_.clear();
     env_.clear();
     last_ = nullptr;
@@ -103,12 +104,17 @@ class VerdictState final : public PassState {
     for (const IoEvent& e : batch) event(e);
   }
   void event(const IoEvent& e) override {
+    if (e.func == skip_func_ && e.ctx == skip_ctx_) return;  // as the last skipped event
     if (!tables_ || e.func >= tables_->funcs.size()) return;
     const FuncInfo& f = tables_->funcs[e.func];
     const CtxFlags& c = flags(e.ctx);
     const AppKind k = kind(e.func, f);
     const bool io = f.layer == Layer::kPosix || f.layer == Layer::kStdio;
-    if (k == AppKind::kNone && c.worker < 0 && !(io && (c.in_step || !c.epoch.empty()))) return;
+    if (k == AppKind::kNone && c.worker < 0 && !(io && (c.in_step || !c.epoch.empty()))) {
+      skip_func_ = e.func;  // a fact of (function, context) only
+      skip_ctx_ = e.ctx;
+      return;
+    }
     VerdictProc& p = proc(e.pid);
     if (c.worker >= 0 && p.worker_id < 0) {
       p.worker_id = c.worker;
@@ -213,6 +219,7 @@ class VerdictState final : public PassState {
   const Tables* tables_ = nullptr;
   std::vector<CtxFlags> ctx_;
   std::vector<uint8_t> kinds_;
+  uint32_t skip_func_ = UINT32_MAX, skip_ctx_ = UINT32_MAX;  // the last event this pass ignored
   std::vector<uint8_t> env_;  // per path id: 1 environment, 0 data, 2 not yet known
   std::map<int64_t, VerdictProc> procs_;
   std::map<std::string, int64_t> epoch_read_ns_;  // reads of non-environment files per epoch value

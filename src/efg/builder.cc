@@ -15,7 +15,6 @@ size_t Builder::NodeKeyHash::operator()(const NodeKey& k) const {
 void Builder::begin(const std::string&, const analysis::Tables* tables, bool) {
   tables_ = tables;
   node_cache_.clear();
-  last_node_ = {};
   role_cache_.clear();
   class_of_path_ = {};
   class_ids_.clear();
@@ -71,24 +70,29 @@ uint32_t Builder::file_class_of(uint32_t path) {
   return cls;
 }
 
-inline uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
+inline uint32_t Builder::node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e) {
   // Only reads and writes have a request size; open's "size" column is its mode.
   const bool data = tables_ && e.func < tables_->funcs.size() && tables_->funcs[e.func].data;
   const int32_t sc = opts_.size_classes && data ? size_class_of(e.size) : -1;
-  // A loop repeats one call on one file: most events are the previous one's node.
-  const LastNode& last = last_node_;
-  if (last.node != kNoNode && last.pid == e.pid && last.func == e.func && last.path == e.path &&
-      last.ctx == e.ctx && last.size_class == sc)
-    return last.node;
-  return node_of_slow(g, e, sc);
+  // A loop repeats one call on one file: most events are the thread's previous node.
+  LastNode& last = t.last_node;
+  if (last.node != kNoNode && last.func == e.func && last.path == e.path && last.size_class == sc) {
+    if (last.ctx == e.ctx) return last.node;
+    const int64_t role = role_of(e.ctx);
+    if (role == last.role) {
+      last.ctx = e.ctx;
+      return last.node;
+    }
+    return node_of_slow(g, last, e, sc, role);
+  }
+  return node_of_slow(g, last, e, sc, role_of(e.ctx));
 }
 
-uint32_t Builder::node_of_slow(Graph& g, const analysis::IoEvent& e, int32_t sc) {
-  LastNode& last = last_node_;
-  const NodeKey key{e.pid, e.func, file_class_of(e.path), sc, role_of(e.ctx)};
+uint32_t Builder::node_of_slow(Graph& g, LastNode& last, const analysis::IoEvent& e, int32_t sc, int64_t role) {
+  const NodeKey key{e.pid, e.func, file_class_of(e.path), sc, role};
   auto hit = node_cache_.find(key);
   if (hit != node_cache_.end()) {
-    last = {e.pid, e.func, e.path, e.ctx, sc, hit->second};
+    last = {e.func, e.path, e.ctx, sc, role, hit->second};
     return hit->second;
   }
   Signature sig;
@@ -106,7 +110,7 @@ uint32_t Builder::node_of_slow(Graph& g, const analysis::IoEvent& e, int32_t sc)
   if (key.role >= 0) sig.role = "loader=" + std::to_string(key.role);
   const uint32_t id = g.intern(sig);
   node_cache_.emplace(key, id);
-  last = {e.pid, e.func, e.path, e.ctx, sc, id};
+  last = {e.func, e.path, e.ctx, sc, role, id};
   return id;
 }
 
@@ -145,7 +149,7 @@ void Builder::event(const analysis::IoEvent& e) {
   }
   Graph& g = *last_thread_.graph;
   ThreadCursor& t = *last_thread_.cursor;
-  const uint32_t node = node_of(g, e);
+  const uint32_t node = node_of(g, t, e);
   if (t.next_edge.size() <= t.last) t.next_edge.resize(g.nodes.size(), {kStartNode, nullptr});
   auto& cached = t.next_edge[t.last];
   if (!cached.second || cached.first != node) cached = {node, &g.edges[{t.last, node}]};
@@ -179,7 +183,6 @@ void Builder::close_threads() {
 void Builder::end() {
   close_threads();
   node_cache_.clear();
-  last_node_ = {};
   role_cache_.clear();
   class_of_path_ = {};
   class_ids_.clear();

@@ -21,6 +21,10 @@ class IntervalSet {
   // reaching into the last one from its start on, below the cap.
   void insert(int64_t s, int64_t e) {
     if (e <= s) return;
+    if (e <= sealed_end_) {  // wholly before the sealed frontier: clipped away
+      ++clipped_;
+      return;
+    }
     if (s >= sealed_end_ && v_.size() < cap_) [[likely]] {
       if (v_.empty() || s > v_.back().second) {
         v_.emplace_back(s, e);

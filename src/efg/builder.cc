@@ -114,8 +114,22 @@ uint32_t Builder::node_of_slow(Graph& g, LastNode& last, const analysis::IoEvent
   return id;
 }
 
-inline void Builder::log_arrival(Graph& g, ThreadCursor& t, uint32_t node) {
+[[gnu::always_inline]] inline void Builder::log_arrival(Graph& g, ThreadCursor& t, uint32_t node) {
   if (t.arrivals_dropped) return;
+  if (node < t.last_run.size()) [[likely]] {
+    const uint32_t last = t.last_run[node];
+    if (last != 0) {
+      ArrivalRun& run = t.runs[last - 1];
+      if (run.from == t.last && run.count != UINT32_MAX) {
+        ++run.count;
+        return;
+      }
+    }
+  }
+  log_arrival_slow(g, t, node);
+}
+
+void Builder::log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node) {
   if (t.last_run.size() <= node) t.last_run.resize(g.nodes.size(), 0);
   uint32_t& last = t.last_run[node];
   if (last != 0) {

@@ -81,6 +81,7 @@ class Builder : public analysis::UnitConsumer {
   uint32_t node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e);
   uint32_t node_of_slow(Graph& g, LastNode& last, const analysis::IoEvent& e, int32_t sc, int64_t role);
   static void log_arrival(Graph& g, ThreadCursor& t, uint32_t node);
+  static void log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node);
   int64_t role_of(uint32_t ctx);
   void close_threads();
 

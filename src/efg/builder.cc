@@ -32,7 +32,13 @@ constexpr int64_t kUnknownRole = -2;
 // event. Training and validation steps then are different nodes, and so are
 // the checkpoint's calls and the same calls at start-up. Other tags (epoch,
 // step, sample) change every iteration and would unroll the loops.
-int64_t Builder::role_of(uint32_t ctx) {
+inline int64_t Builder::role_of(uint32_t ctx) {
+  // Looked up already (role_cache_ never outgrows tables_->ctxs; slot 0 stays unknown).
+  if (ctx < role_cache_.size() && role_cache_[ctx] != kUnknownRole) [[likely]] return role_cache_[ctx];
+  return role_of_slow(ctx);
+}
+
+int64_t Builder::role_of_slow(uint32_t ctx) {
   if (ctx == 0 || !tables_ || ctx >= tables_->ctxs.size()) return -1;
   if (role_cache_.size() <= ctx) role_cache_.resize(tables_->ctxs.size(), kUnknownRole);
   int64_t& role = role_cache_[ctx];

@@ -83,6 +83,7 @@ class Builder : public analysis::UnitConsumer {
   static void log_arrival(Graph& g, ThreadCursor& t, uint32_t node);
   static void log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node);
   int64_t role_of(uint32_t ctx);
+  int64_t role_of_slow(uint32_t ctx);
   void close_threads();
 
   BuilderOptions opts_;

@@ -193,8 +193,12 @@ void UnitAgg::begin(const std::string& unit, const Tables* tables, bool sizes_kn
   sizes_known_ = sizes_known;
 }
 
-UnitAgg::Proc& UnitAgg::proc(int64_t pid) {
-  if (pid == last_pid_) return *last_;
+inline UnitAgg::Proc& UnitAgg::proc(int64_t pid) {
+  if (pid == last_pid_) [[likely]] return *last_;
+  return proc_slow(pid);
+}
+
+UnitAgg::Proc& UnitAgg::proc_slow(int64_t pid) {
   auto& p = procs_[pid];
   if (!p) {
     p = std::make_unique<Proc>();

@@ -173,6 +173,7 @@ class UnitAgg : public UnitConsumer {
   struct Proc;
   struct Facts;
   Proc& proc(int64_t pid);
+  Proc& proc_slow(int64_t pid);
   Facts facts(const IoEvent& e, const FuncInfo& f) const;
   void count_process(Proc& p, const IoEvent& e, const Facts& x);
   void count_function(const IoEvent& e, const Facts& x);

@@ -241,13 +241,13 @@ class CriticalPathState final : public PassState {
     c.known = true;
     if (!tables_ || ctx >= tables_->ctxs.size()) return c;
     for (const CtxTag& t : tables_->ctxs[ctx]) {
-      if (t.key == "step") {
+      if (t.key == std::string_view("step")) {
         c.in_step = true;
         if (t.is_int) c.step = t.int_value;
       }
-      if (t.key == "worker" && t.is_int) c.worker = t.int_value;
-      if (t.key == "loader" && t.is_int) c.loader = t.int_value;
-      if (t.key == "epoch") c.epoch = t.value;
+      if (t.key == std::string_view("worker") && t.is_int) c.worker = t.int_value;
+      if (t.key == std::string_view("loader") && t.is_int) c.loader = t.int_value;
+      if (t.key == std::string_view("epoch")) c.epoch = t.value;
     }
     return c;
   }

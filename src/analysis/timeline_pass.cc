@@ -148,9 +148,9 @@ class TimelineState final : public PassState {
     if (!tables_ || ctx >= tables_->ctxs.size()) return c;
     for (const CtxTag& t : tables_->ctxs[ctx]) {
       if (!t.is_int) continue;
-      if (t.key == "worker") c.worker = t.int_value;
-      if (t.key == "loader") c.loader = t.int_value;
-      if (t.key == "epoch") c.epoch = t.int_value;
+      if (t.key == std::string_view("worker")) c.worker = t.int_value;
+      if (t.key == std::string_view("loader")) c.loader = t.int_value;
+      if (t.key == std::string_view("epoch")) c.epoch = t.int_value;
     }
     return c;
   }

@@ -45,7 +45,7 @@ int64_t Builder::role_of_slow(uint32_t ctx) {
   if (role == kUnknownRole) {
     role = -1;
     for (const analysis::CtxTag& tag : tables_->ctxs[ctx])
-      if (tag.key == "loader" && tag.is_int && tag.int_value >= 0) role = tag.int_value;
+      if (tag.key == std::string_view("loader") && tag.is_int && tag.int_value >= 0) role = tag.int_value;
   }
   return role;
 }

@@ -215,9 +215,8 @@ void UnitAgg::process(const ProcessMeta& meta) {
   p.meta_known = true;
 }
 
-const std::vector<CtxTag>& UnitAgg::tags(uint32_t ctx) const {
-  static const std::vector<CtxTag> kNone;
-  if (ctx == 0 || ctx >= tables_->ctxs.size()) return kNone;
+std::span<const CtxTag> UnitAgg::tags(uint32_t ctx) const {
+  if (ctx == 0 || ctx >= tables_->ctxs.size()) return {};
   return tables_->ctxs[ctx];
 }
 

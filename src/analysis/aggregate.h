@@ -181,7 +181,7 @@ class UnitAgg : public UnitConsumer {
   int64_t count_darshan(Proc& p, const IoEvent& e, const Facts& x);
   void count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off);
   void merge_files(Job& job, const std::vector<int64_t>& pids);
-  const std::vector<CtxTag>& tags(uint32_t ctx) const;
+  std::span<const CtxTag> tags(uint32_t ctx) const;
   int32_t tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
                     std::vector<std::string>& names);
   int32_t epoch_group(uint32_t ctx);

@@ -223,7 +223,7 @@ std::span<const CtxTag> UnitAgg::tags(uint32_t ctx) const {
 int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
                            std::vector<std::string>& names) {
   if (ctx < cache.size() && cache[ctx] >= 0) return cache[ctx];
-  if (ctx >= cache.size()) cache.resize(ctx + 1, -1);
+  if (ctx >= cache.size()) cache.resize(ctx_slots(ctx), -1);
   std::string value = "(none)";
   for (const CtxTag& t : tags(ctx))
     if (t.key == key) value = t.value;
@@ -242,7 +242,7 @@ int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int
 // the group's name per event.
 int32_t UnitAgg::epoch_group(uint32_t ctx) {
   if (ctx < epoch_of_ctx_.size() && epoch_of_ctx_[ctx] != kUnknownGroup) return epoch_of_ctx_[ctx];
-  if (ctx >= epoch_of_ctx_.size()) epoch_of_ctx_.resize(ctx + 1, kUnknownGroup);
+  if (ctx >= epoch_of_ctx_.size()) epoch_of_ctx_.resize(ctx_slots(ctx), kUnknownGroup);
   const int32_t g = tag_group(ctx, cfg_.epoch_key, epoch_cache_, epoch_names_);
   return epoch_of_ctx_[ctx] = epoch_names_[g] == "(none)" ? -1 : g;
 }
@@ -366,7 +366,7 @@ STRATA_HOT_INLINE void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
   bool training_loader = true;
   if (e.ctx != 0) {
     // Per context: 1 training loader, 0 another one, absent: not looked up yet.
-    if (e.ctx >= training_cache_.size()) training_cache_.resize(e.ctx + 1, -1);
+    if (e.ctx >= training_cache_.size()) training_cache_.resize(ctx_slots(e.ctx), -1);
     int8_t& known = training_cache_[e.ctx];
     if (known < 0) {
       const int32_t lg = tag_group(e.ctx, "loader", loader_cache_, loader_names_);

@@ -3,6 +3,7 @@
 // finished units are merged into a Job keyed by strings (paths, names).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -182,6 +183,9 @@ class UnitAgg : public UnitConsumer {
   void count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off);
   void merge_files(Job& job, const std::vector<int64_t>& pids);
   std::span<const CtxTag> tags(uint32_t ctx) const;
+  // Slots a per-context cache grows to for `ctx`: the whole table, so that
+  // a trace with a context per few events does not grow it one by one.
+  size_t ctx_slots(uint32_t ctx) const { return std::max<size_t>(ctx + 1, tables_ ? tables_->ctxs.size() : 0); }
   int32_t tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
                     std::vector<std::string>& names);
   int32_t epoch_group(uint32_t ctx);

@@ -176,7 +176,7 @@ class VerdictState final : public PassState {
 
  private:
   const CtxFlags& flags(uint32_t ctx) {
-    if (ctx >= ctx_.size()) ctx_.resize(ctx + 1);
+    if (ctx >= ctx_.size()) ctx_.resize(std::max<size_t>(ctx + 1, tables_ ? tables_->ctxs.size() : 0));  // whole table: not one by one
     CtxFlags& c = ctx_[ctx];
     if (c.known) return c;
     c.known = true;

@@ -224,14 +224,14 @@ int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int
                            std::vector<std::string>& names) {
   if (ctx < cache.size() && cache[ctx] >= 0) return cache[ctx];
   if (ctx >= cache.size()) cache.resize(ctx_slots(ctx), -1);
-  std::string value = "(none)";
+  std::string_view value = "(none)";
   for (const CtxTag& t : tags(ctx))
     if (t.key == key) value = t.value;
   int32_t g = -1;
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == value) g = static_cast<int32_t>(i);
   if (g < 0) {
-    names.push_back(value);
+    names.emplace_back(value);
     g = static_cast<int32_t>(names.size() - 1);
   }
   cache[ctx] = g;
@@ -244,7 +244,7 @@ int32_t UnitAgg::epoch_group(uint32_t ctx) {
   if (ctx < epoch_of_ctx_.size() && epoch_of_ctx_[ctx] != kUnknownGroup) return epoch_of_ctx_[ctx];
   if (ctx >= epoch_of_ctx_.size()) epoch_of_ctx_.resize(ctx_slots(ctx), kUnknownGroup);
   const int32_t g = tag_group(ctx, cfg_.epoch_key, epoch_cache_, epoch_names_);
-  return epoch_of_ctx_[ctx] = epoch_names_[g] == "(none)" ? -1 : g;
+  return epoch_of_ctx_[ctx] = epoch_names_[g] == std::string_view("(none)") ? -1 : g;
 }
 
 static void add_distinct(std::vector<std::string>& v, const std::string& s) {
@@ -370,7 +370,7 @@ STRATA_HOT_INLINE void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
     int8_t& known = training_cache_[e.ctx];
     if (known < 0) {
       const int32_t lg = tag_group(e.ctx, "loader", loader_cache_, loader_names_);
-      known = loader_names_[lg] == "(none)" || loader_names_[lg] == "0";
+      known = loader_names_[lg] == std::string_view("(none)") || loader_names_[lg] == std::string_view("0");
     }
     training_loader = known == 1;
   }

@@ -5,6 +5,9 @@
 #include <deque>
 #include <unordered_set>
 
+// Per-event helpers of UnitAgg::event(), inlined into it (one call per event).
+#define STRATA_HOT_INLINE [[gnu::always_inline]] inline
+
 namespace strata::analysis {
 
 // ---- ValueDist ----------------------------------------------------------------
@@ -63,7 +66,7 @@ int64_t ValueDist::quantile(double q) const {
 
 // ---- TimeBins -------------------------------------------------------------------
 
-Bin& TimeBins::at(int64_t ts) {
+Bin& TimeBins::at_slow(int64_t ts) {
   if (ts < 0) ts = 0;
   size_t i = static_cast<size_t>(ts / width);
   if (i >= kMaxBins) {
@@ -140,6 +143,11 @@ struct UnitAgg::Proc {
   uint64_t events = 0;
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
   IntervalSet io, compute, both, app;
+  // Until the process's first compute region, `both` (I/O or compute) would
+  // receive exactly io's inserts: it is not filled, and becomes a copy of
+  // io (same intervals, pending batch, sealed part, clipped count) then.
+  bool both_is_io = true;
+  const IntervalSet& both_set() const { return both_is_io ? io : both; }
   int64_t posix_ns = 0, stdio_ns = 0, meta_ns = 0, data_ns = 0;
   int64_t bytes_read = 0, bytes_written = 0;
   std::vector<int64_t> children;
@@ -150,7 +158,15 @@ struct UnitAgg::Proc {
   std::deque<FileAgg> files;       // become the job's (merge_files): counted as ProcFiles
   std::vector<uint32_t> file_paths;
   uint64_t rng = 0x9E3779B97F4A7C15ull;
+  uint32_t last_path = 0;           // the last file() asked for (0: none yet)
+  ProcFile* last_file = nullptr;    // deque elements never move on emplace_back
   ProcFile& file(uint32_t path) {
+    if (path == last_path && last_file) return *last_file;
+    last_path = path;
+    last_file = &file_slow(path);
+    return *last_file;
+  }
+  [[gnu::noinline]] ProcFile& file_slow(uint32_t path) {
     if (path >= file_idx.size()) file_idx.resize(path + 1, 0);
     uint32_t& s = file_idx[path];
     if (!s) {
@@ -177,8 +193,12 @@ void UnitAgg::begin(const std::string& unit, const Tables* tables, bool sizes_kn
   sizes_known_ = sizes_known;
 }
 
-UnitAgg::Proc& UnitAgg::proc(int64_t pid) {
-  if (pid == last_pid_) return *last_;
+inline UnitAgg::Proc& UnitAgg::proc(int64_t pid) {
+  if (pid == last_pid_) [[likely]] return *last_;
+  return proc_slow(pid);
+}
+
+UnitAgg::Proc& UnitAgg::proc_slow(int64_t pid) {
   auto& p = procs_[pid];
   if (!p) {
     p = std::make_unique<Proc>();
@@ -195,24 +215,23 @@ void UnitAgg::process(const ProcessMeta& meta) {
   p.meta_known = true;
 }
 
-const std::vector<CtxTag>& UnitAgg::tags(uint32_t ctx) const {
-  static const std::vector<CtxTag> kNone;
-  if (ctx == 0 || ctx >= tables_->ctxs.size()) return kNone;
+std::span<const CtxTag> UnitAgg::tags(uint32_t ctx) const {
+  if (ctx == 0 || ctx >= tables_->ctxs.size()) return {};
   return tables_->ctxs[ctx];
 }
 
 int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
                            std::vector<std::string>& names) {
   if (ctx < cache.size() && cache[ctx] >= 0) return cache[ctx];
-  if (ctx >= cache.size()) cache.resize(ctx + 1, -1);
-  std::string value = "(none)";
+  if (ctx >= cache.size()) cache.resize(ctx_slots(ctx), -1);
+  std::string_view value = "(none)";
   for (const CtxTag& t : tags(ctx))
     if (t.key == key) value = t.value;
   int32_t g = -1;
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == value) g = static_cast<int32_t>(i);
   if (g < 0) {
-    names.push_back(value);
+    names.emplace_back(value);
     g = static_cast<int32_t>(names.size() - 1);
   }
   cache[ctx] = g;
@@ -223,9 +242,9 @@ int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int
 // the group's name per event.
 int32_t UnitAgg::epoch_group(uint32_t ctx) {
   if (ctx < epoch_of_ctx_.size() && epoch_of_ctx_[ctx] != kUnknownGroup) return epoch_of_ctx_[ctx];
-  if (ctx >= epoch_of_ctx_.size()) epoch_of_ctx_.resize(ctx + 1, kUnknownGroup);
+  if (ctx >= epoch_of_ctx_.size()) epoch_of_ctx_.resize(ctx_slots(ctx), kUnknownGroup);
   const int32_t g = tag_group(ctx, cfg_.epoch_key, epoch_cache_, epoch_names_);
-  return epoch_of_ctx_[ctx] = epoch_names_[g] == "(none)" ? -1 : g;
+  return epoch_of_ctx_[ctx] = epoch_names_[g] == std::string_view("(none)") ? -1 : g;
 }
 
 static void add_distinct(std::vector<std::string>& v, const std::string& s) {
@@ -258,7 +277,7 @@ void UnitAgg::event(const IoEvent& e) {
   if (e.path != 0) count_file(p, e, x, off);
 }
 
-UnitAgg::Facts UnitAgg::facts(const IoEvent& e, const FuncInfo& f) const {
+STRATA_HOT_INLINE UnitAgg::Facts UnitAgg::facts(const IoEvent& e, const FuncInfo& f) const {
   const bool io = f.layer == Layer::kPosix || f.layer == Layer::kStdio;
   bool failed = e.err != 0 || (io && e.has_ret && e.ret < 0 && f.op != counters::Op::kNone);
   if (f.layer == Layer::kStdio && (f.op == counters::Op::kOpen || f.op == counters::Op::kFdopen))
@@ -274,7 +293,7 @@ UnitAgg::Facts UnitAgg::facts(const IoEvent& e, const FuncInfo& f) const {
   return Facts{f, e.ts + e.dur, io, failed, bytes};
 }
 
-void UnitAgg::count_function(const IoEvent& e, const Facts& x) {
+STRATA_HOT_INLINE void UnitAgg::count_function(const IoEvent& e, const Facts& x) {
   if (e.func >= funcs_.size()) funcs_.resize(e.func + 1);
   FuncStats& fs = funcs_[e.func];
   ++fs.count;
@@ -290,7 +309,7 @@ void UnitAgg::count_function(const IoEvent& e, const Facts& x) {
 }
 
 // Threads, time range, the unions behind the overlap figures, bins over time.
-void UnitAgg::count_process(Proc& p, const IoEvent& e, const Facts& x) {
+STRATA_HOT_INLINE void UnitAgg::count_process(Proc& p, const IoEvent& e, const Facts& x) {
   const FuncInfo& f = x.f;
   const int64_t end = x.end, bytes = x.bytes;
   const bool io = x.io;
@@ -303,7 +322,7 @@ void UnitAgg::count_process(Proc& p, const IoEvent& e, const Facts& x) {
   p.last_ts = std::max(p.last_ts, end);
   if (io) {
     p.io.insert(e.ts, end);
-    p.both.insert(e.ts, end);
+    if (!p.both_is_io) p.both.insert(e.ts, end);
     (f.layer == Layer::kPosix ? p.posix_ns : p.stdio_ns) += e.dur;
     Bin& b = p.bins.at(e.ts);
     ++b.ops;
@@ -326,6 +345,10 @@ void UnitAgg::count_process(Proc& p, const IoEvent& e, const Facts& x) {
     p.app.insert(e.ts, end);
     if (f.is_compute) {
       p.compute.insert(e.ts, end);
+      if (p.both_is_io) {
+        p.both = p.io;
+        p.both_is_io = false;
+      }
       p.both.insert(e.ts, end);
     }
   } else if (f.is_fork && e.has_ret && e.ret > 0) {
@@ -335,7 +358,7 @@ void UnitAgg::count_process(Proc& p, const IoEvent& e, const Facts& x) {
 }
 
 // The --by breakdown and the per-epoch figures.
-void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
+STRATA_HOT_INLINE void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
   const FuncInfo& f = x.f;
   const int64_t end = x.end, bytes = x.bytes;
   const bool io = x.io;
@@ -343,11 +366,11 @@ void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
   bool training_loader = true;
   if (e.ctx != 0) {
     // Per context: 1 training loader, 0 another one, absent: not looked up yet.
-    if (e.ctx >= training_cache_.size()) training_cache_.resize(e.ctx + 1, -1);
+    if (e.ctx >= training_cache_.size()) training_cache_.resize(ctx_slots(e.ctx), -1);
     int8_t& known = training_cache_[e.ctx];
     if (known < 0) {
       const int32_t lg = tag_group(e.ctx, "loader", loader_cache_, loader_names_);
-      known = loader_names_[lg] == "(none)" || loader_names_[lg] == "0";
+      known = loader_names_[lg] == std::string_view("(none)") || loader_names_[lg] == std::string_view("0");
     }
     training_loader = known == 1;
   }
@@ -411,7 +434,7 @@ void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
 
 // The Darshan counter engine; returns the access offset of a data call (from
 // the event, or the position the engine tracks for calls that carry none).
-int64_t UnitAgg::count_darshan(Proc& p, const IoEvent& e, const Facts& x) {
+STRATA_HOT_INLINE int64_t UnitAgg::count_darshan(Proc& p, const IoEvent& e, const Facts& x) {
   const FuncInfo& f = x.f;
   const int64_t end = x.end, bytes = x.bytes;
   const bool failed = x.failed;
@@ -458,7 +481,7 @@ int64_t UnitAgg::count_darshan(Proc& p, const IoEvent& e, const Facts& x) {
   return off;
 }
 
-void UnitAgg::count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off) {
+STRATA_HOT_INLINE void UnitAgg::count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off) {
   const FuncInfo& f = x.f;
   const int64_t end = x.end, bytes = x.bytes;
   const int32_t eg = x.epoch;
@@ -606,9 +629,9 @@ void UnitAgg::merge_into(Job& job) {
     r.last_ts = p.last_ts;
     r.io_union = p.io.measure();
     r.compute_union = p.compute.measure();
-    r.both_union = p.both.measure();
+    r.both_union = p.both_set().measure();
     r.app_union = p.app.measure();
-    r.clipped = p.io.clipped() + p.compute.clipped() + p.both.clipped();
+    r.clipped = p.io.clipped() + p.compute.clipped() + p.both_set().clipped();
     r.posix_ns = p.posix_ns;
     r.stdio_ns = p.stdio_ns;
     r.meta_ns = p.meta_ns;

@@ -3,6 +3,7 @@
 // finished units are merged into a Job keyed by strings (paths, names).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -79,7 +80,14 @@ struct TimeBins {
   static constexpr size_t kMaxBins = 512;
   int64_t width = 1 << 20;  // ns
   std::vector<Bin> bins;
-  Bin& at(int64_t ts);
+  Bin& at(int64_t ts) {
+    if (ts >= 0) [[likely]] {
+      const size_t i = static_cast<size_t>(ts / width);
+      if (i < bins.size()) return bins[i];  // bins.size() <= kMaxBins
+    }
+    return at_slow(ts);
+  }
+  Bin& at_slow(int64_t ts);
   void rebin(int64_t new_width);
   void merge(const TimeBins& o);
 };
@@ -166,6 +174,7 @@ class UnitAgg : public UnitConsumer {
   struct Proc;
   struct Facts;
   Proc& proc(int64_t pid);
+  Proc& proc_slow(int64_t pid);
   Facts facts(const IoEvent& e, const FuncInfo& f) const;
   void count_process(Proc& p, const IoEvent& e, const Facts& x);
   void count_function(const IoEvent& e, const Facts& x);
@@ -173,7 +182,10 @@ class UnitAgg : public UnitConsumer {
   int64_t count_darshan(Proc& p, const IoEvent& e, const Facts& x);
   void count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off);
   void merge_files(Job& job, const std::vector<int64_t>& pids);
-  const std::vector<CtxTag>& tags(uint32_t ctx) const;
+  std::span<const CtxTag> tags(uint32_t ctx) const;
+  // Slots a per-context cache grows to for `ctx`: the whole table, so that
+  // a trace with a context per few events does not grow it one by one.
+  size_t ctx_slots(uint32_t ctx) const { return std::max<size_t>(ctx + 1, tables_ ? tables_->ctxs.size() : 0); }
   int32_t tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
                     std::vector<std::string>& names);
   int32_t epoch_group(uint32_t ctx);

@@ -38,16 +38,18 @@ constexpr int64_t kMaxFdIndex = 1 << 22;
 
 // ---- CommonValues -----------------------------------------------------------
 
-void CommonValues::track(int64_t v) {
+void CommonValues::track_slow(int64_t v) {
   for (int i = 0; i < n; ++i) {
     if (val[i] == v) {
       ++cnt[i];
+      last = i;
       return;
     }
   }
   if (n < kMax) {
     val[n] = v;
     cnt[n] = 1;
+    last = n;
     ++n;
   }
 }
@@ -121,12 +123,16 @@ void CounterEngine::bind_fd(std::vector<uint32_t>& table, int32_t fd, uint32_t i
   table[fd] = idx;
 }
 
-PosixRecord* CounterEngine::posix_for_event(const CounterEvent& e) {
+inline PosixRecord* CounterEngine::posix_for_event(const CounterEvent& e) {
   if (e.fd >= 0 && static_cast<size_t>(e.fd) < posix_fd_.size() && posix_fd_[e.fd] != 0) {
     PosixRecord* r = &posix_[posix_fd_[e.fd] - 1];
     // The fd table can be stale when the trace missed a close; trust the path.
     if (e.file == kNoFile || r->file == e.file) return r;
   }
+  return posix_for_event_slow(e);
+}
+
+PosixRecord* CounterEngine::posix_for_event_slow(const CounterEvent& e) {
   PosixRecord* r = posix_for_file(e.file);
   if (r) {
     bind_fd(posix_fd_, e.fd, static_cast<uint32_t>(r - posix_.data()) + 1);

@@ -131,7 +131,15 @@ struct CommonValues {
   int64_t val[kMax];
   int64_t cnt[kMax];
   int n = 0;
-  void track(int64_t v);
+  int last = 0;  // the slot track() found or filled last
+  void track(int64_t v) {
+    if (last < n && val[last] == v) {  // runs of one value: the slot hit last (values are distinct)
+      ++cnt[last];
+      return;
+    }
+    track_slow(v);
+  }
+  void track_slow(int64_t v);
   void merge(const CommonValues& o);
   // The four most frequent non-zero values, by count then value (descending);
   // unused slots are 0.
@@ -198,6 +206,7 @@ class CounterEngine {
   PosixRecord* posix_for_file(uint32_t file);
   StdioRecord* stdio_for_file(uint32_t file);
   PosixRecord* posix_for_event(const CounterEvent& e);
+  PosixRecord* posix_for_event_slow(const CounterEvent& e);
   StdioRecord* stdio_for_event(const CounterEvent& e);
   void bind_fd(std::vector<uint32_t>& table, int32_t fd, uint32_t idx);
   void on_posix(const CounterEvent& e);

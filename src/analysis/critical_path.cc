@@ -126,6 +126,7 @@ class CriticalPathState final : public PassState {
   void begin(const std::string&, const Tables* t, bool) override {
     tables_ = t;
     ctx_.assign(t ? t->ctxs.size() : 0, CtxInfo{});
+    skip_func_ = skip_ctx_ = UINT32_MAX;
   }
   void process(const ProcessMeta&) override {}
   // final: the loop calls event() directly, one virtual call per batch.
@@ -133,6 +134,7 @@ class CriticalPathState final : public PassState {
     for (const IoEvent& e : batch) event(e);
   }
   void event(const IoEvent& e) override {
+    if (e.func == skip_func_ && e.ctx == skip_ctx_) return;  // as the last skipped event
     if (!tables_ || e.func >= tables_->funcs.size()) return;
     const FuncInfo& f = tables_->funcs[e.func];
     const CtxInfo& c = info(e.ctx);
@@ -144,7 +146,13 @@ class CriticalPathState final : public PassState {
       t.ts = std::min(t.ts, e.ts);
       t.end = std::max(t.end, end);
     }
-    if (!app && !(io && (c.worker >= 0 || c.in_step))) return;
+    if (!app && !(io && (c.worker >= 0 || c.in_step))) {
+      if (c.epoch.empty()) {  // nothing done: a fact of (function, context) only
+        skip_func_ = e.func;
+        skip_ctx_ = e.ctx;
+      }
+      return;
+    }
     CpProc& p = proc(e.pid);
     p.first_ts = std::min(p.first_ts, e.ts);
     p.last_ts = std::max(p.last_ts, end);
@@ -227,19 +235,19 @@ class CriticalPathState final : public PassState {
 
  private:
   const CtxInfo& info(uint32_t ctx) {
-    if (ctx >= ctx_.size()) ctx_.resize(ctx + 1);
+    if (ctx >= ctx_.size()) ctx_.resize(std::max<size_t>(ctx + 1, tables_ ? tables_->ctxs.size() : 0));  // whole table: not one by one
     CtxInfo& c = ctx_[ctx];
     if (c.known) return c;
     c.known = true;
     if (!tables_ || ctx >= tables_->ctxs.size()) return c;
     for (const CtxTag& t : tables_->ctxs[ctx]) {
-      if (t.key == "step") {
+      if (t.key == std::string_view("step")) {
         c.in_step = true;
         if (t.is_int) c.step = t.int_value;
       }
-      if (t.key == "worker" && t.is_int) c.worker = t.int_value;
-      if (t.key == "loader" && t.is_int) c.loader = t.int_value;
-      if (t.key == "epoch") c.epoch = t.value;
+      if (t.key == std::string_view("worker") && t.is_int) c.worker = t.int_value;
+      if (t.key == std::string_view("loader") && t.is_int) c.loader = t.int_value;
+      if (t.key == std::string_view("epoch")) c.epoch = t.value;
     }
     return c;
   }
@@ -269,6 +277,7 @@ class CriticalPathState final : public PassState {
   std::map<int64_t, CpProc> procs_;
   CpProc* last_ = nullptr;  // the last event's process (map nodes never move)
   int64_t last_pid_ = INT64_MIN;
+  uint32_t skip_func_ = UINT32_MAX, skip_ctx_ = UINT32_MAX;  // the last event this pass ignored
   Span* last_tagged_ = nullptr;  // its span of the last context's epoch
   uint32_t last_ctx_ = 0;
   std::string last_epoch_;  // the epoch value of last_tagged_

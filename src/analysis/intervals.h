@@ -17,8 +17,27 @@ class IntervalSet {
  public:
   explicit IntervalSet(size_t cap = 1u << 16) : cap_(cap) {}
 
+  // The common cases inline: an interval after the last one, or one
+  // reaching into the last one from its start on, below the cap.
   void insert(int64_t s, int64_t e) {
     if (e <= s) return;
+    if (e <= sealed_end_) {  // wholly before the sealed frontier: clipped away
+      ++clipped_;
+      return;
+    }
+    if (s >= sealed_end_ && v_.size() < cap_) [[likely]] {
+      if (v_.empty() || s > v_.back().second) {
+        v_.emplace_back(s, e);
+        return;
+      }
+      if (s >= v_.back().first) {
+        if (e > v_.back().second) v_.back().second = e;
+        return;
+      }
+    }
+    insert_slow(s, e);
+  }
+  [[gnu::noinline]] void insert_slow(int64_t s, int64_t e) {
     if (s < sealed_end_) {
       ++clipped_;
       s = sealed_end_;

@@ -45,11 +45,36 @@ struct CtxTag {
   int64_t int_value = 0;
 };
 
+// The tags of every context id of a unit in one array: traces tagged per
+// step hold a context per few events, so no allocation per context.
+class CtxTable {
+ public:
+  size_t size() const { return start_.size(); }
+  bool empty() const { return start_.empty(); }
+  std::span<const CtxTag> operator[](size_t id) const {
+    const size_t end = id + 1 < start_.size() ? start_[id + 1] : tags_.size();
+    return {tags_.data() + start_[id], end - start_[id]};
+  }
+  // Appends the next id with these tags.
+  void push_back(std::vector<CtxTag> tags) {
+    begin_next();
+    for (CtxTag& t : tags) tags_.push_back(std::move(t));
+  }
+  void emplace_back() { begin_next(); }
+  // Or in place: begin_next(), then add_tag() for each of its tags.
+  void begin_next() { start_.push_back(static_cast<uint32_t>(tags_.size())); }
+  CtxTag& add_tag() { return tags_.emplace_back(); }
+
+ private:
+  std::vector<CtxTag> tags_;
+  std::vector<uint32_t> start_;  // per id: its first tag in tags_
+};
+
 // Id tables of one input unit. Sources keep funcs and ctxs complete for every
 // id an event they deliver uses; str resolves string ids (paths).
 struct Tables {
   std::vector<FuncInfo> funcs;
-  std::vector<std::vector<CtxTag>> ctxs;  // index 0: no tags
+  CtxTable ctxs;  // index 0: no tags
   std::function<std::string_view(uint32_t)> str;
 };
 

@@ -93,21 +93,19 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       }
       while (tables.ctxs.size() < dict.num_contexts() || tables.ctxs.empty()) {
         uint32_t id = static_cast<uint32_t>(tables.ctxs.size());
-        // Traces tagged per step hold a context per few events: one
-        // allocation per context, the tags built in place.
-        std::vector<CtxTag> tags;
+        // Traces tagged per step hold a context per few events: the tags
+        // built in place in the table's one array.
+        tables.ctxs.begin_next();
         if (id > 0) {
           const std::vector<reader::Tag>& in = dict.context(id);
-          tags.reserve(in.size());
           for (const reader::Tag& t : in) {
-            CtxTag& ct = tags.emplace_back();
+            CtxTag& ct = tables.ctxs.add_tag();
             ct.key = dict.str(t.key);
             ct.is_int = t.is_int;
             ct.int_value = t.int_value;
             ct.value = t.is_int ? std::to_string(t.int_value) : dict.str(t.str_value);
           }
         }
-        tables.ctxs.push_back(std::move(tags));
         if (id >= dict.num_contexts()) break;
       }
     };

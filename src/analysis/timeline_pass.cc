@@ -37,7 +37,7 @@ void LaneColumns::widen(int64_t new_width) {
   width = new_width;
 }
 
-void LaneColumns::add(int lane, int64_t ts, int64_t dur) {
+void LaneColumns::add_slow(int lane, int64_t ts, int64_t dur) {
   ts = std::max<int64_t>(0, ts);
   dur = std::max<int64_t>(0, dur);
   const int64_t end = ts + dur;
@@ -141,16 +141,16 @@ class TimelineState final : public PassState {
 
  private:
   const CtxNames& names(uint32_t ctx) {
-    if (ctx >= ctx_.size()) ctx_.resize(ctx + 1);
+    if (ctx >= ctx_.size()) ctx_.resize(std::max<size_t>(ctx + 1, tables_ ? tables_->ctxs.size() : 0));  // whole table: not one by one
     CtxNames& c = ctx_[ctx];
     if (c.known) return c;
     c.known = true;
     if (!tables_ || ctx >= tables_->ctxs.size()) return c;
     for (const CtxTag& t : tables_->ctxs[ctx]) {
       if (!t.is_int) continue;
-      if (t.key == "worker") c.worker = t.int_value;
-      if (t.key == "loader") c.loader = t.int_value;
-      if (t.key == "epoch") c.epoch = t.int_value;
+      if (t.key == std::string_view("worker")) c.worker = t.int_value;
+      if (t.key == std::string_view("loader")) c.loader = t.int_value;
+      if (t.key == std::string_view("epoch")) c.epoch = t.int_value;
     }
     return c;
   }

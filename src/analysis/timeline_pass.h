@@ -29,7 +29,18 @@ struct LaneColumns {
   };
   int64_t width = 1 << 20;
   std::vector<Column> cols;
-  void add(int lane, int64_t ts, int64_t dur);
+  void add(int lane, int64_t ts, int64_t dur) {
+    // A call inside one existing column (cols.size() <= kMaxColumns).
+    if (ts >= 0 && dur >= 0) [[likely]] {
+      const int64_t c = ts / width;
+      if (static_cast<size_t>(c) < cols.size() && ts + dur < (c + 1) * width) {
+        cols[static_cast<size_t>(c)].ns[lane] += dur;
+        return;
+      }
+    }
+    add_slow(lane, ts, dur);
+  }
+  void add_slow(int lane, int64_t ts, int64_t dur);
   void widen(int64_t new_width);  // new_width: width times a power of 2
   void merge(const LaneColumns& o);
 };

@@ -91,6 +91,7 @@ class VerdictState final : public PassState {
   void begin(const std::string&, const Tables* t, bool) override {
     tables_ = t;
     ctx_.assign(t ? t->ctxs.size() : 0, CtxFlags{});
+    skip_func_ = skip_ctx_ = UINT32_MAX;
     kinds_.clear();
     env_.clear();
     last_ = nullptr;
@@ -103,12 +104,17 @@ class VerdictState final : public PassState {
     for (const IoEvent& e : batch) event(e);
   }
   void event(const IoEvent& e) override {
+    if (e.func == skip_func_ && e.ctx == skip_ctx_) return;  // as the last skipped event
     if (!tables_ || e.func >= tables_->funcs.size()) return;
     const FuncInfo& f = tables_->funcs[e.func];
     const CtxFlags& c = flags(e.ctx);
     const AppKind k = kind(e.func, f);
     const bool io = f.layer == Layer::kPosix || f.layer == Layer::kStdio;
-    if (k == AppKind::kNone && c.worker < 0 && !(io && (c.in_step || !c.epoch.empty()))) return;
+    if (k == AppKind::kNone && c.worker < 0 && !(io && (c.in_step || !c.epoch.empty()))) {
+      skip_func_ = e.func;  // a fact of (function, context) only
+      skip_ctx_ = e.ctx;
+      return;
+    }
     VerdictProc& p = proc(e.pid);
     if (c.worker >= 0 && p.worker_id < 0) {
       p.worker_id = c.worker;
@@ -170,16 +176,16 @@ class VerdictState final : public PassState {
 
  private:
   const CtxFlags& flags(uint32_t ctx) {
-    if (ctx >= ctx_.size()) ctx_.resize(ctx + 1);
+    if (ctx >= ctx_.size()) ctx_.resize(std::max<size_t>(ctx + 1, tables_ ? tables_->ctxs.size() : 0));  // whole table: not one by one
     CtxFlags& c = ctx_[ctx];
     if (c.known) return c;
     c.known = true;
     if (!tables_ || ctx >= tables_->ctxs.size()) return c;
     for (const CtxTag& t : tables_->ctxs[ctx]) {
-      if (t.key == "step") c.in_step = true;
-      if (t.key == "worker" && t.is_int) c.worker = t.int_value;
-      if (t.key == "loader" && t.is_int) c.loader = t.int_value;
-      if (t.key == "epoch") c.epoch = t.value;
+      if (t.key == std::string_view("step")) c.in_step = true;
+      if (t.key == std::string_view("worker") && t.is_int) c.worker = t.int_value;
+      if (t.key == std::string_view("loader") && t.is_int) c.loader = t.int_value;
+      if (t.key == std::string_view("epoch")) c.epoch = t.value;
     }
     return c;
   }
@@ -213,6 +219,7 @@ class VerdictState final : public PassState {
   const Tables* tables_ = nullptr;
   std::vector<CtxFlags> ctx_;
   std::vector<uint8_t> kinds_;
+  uint32_t skip_func_ = UINT32_MAX, skip_ctx_ = UINT32_MAX;  // the last event this pass ignored
   std::vector<uint8_t> env_;  // per path id: 1 environment, 0 data, 2 not yet known
   std::map<int64_t, VerdictProc> procs_;
   std::map<std::string, int64_t> epoch_read_ns_;  // reads of non-environment files per epoch value

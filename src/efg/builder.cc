@@ -15,7 +15,6 @@ size_t Builder::NodeKeyHash::operator()(const NodeKey& k) const {
 void Builder::begin(const std::string&, const analysis::Tables* tables, bool) {
   tables_ = tables;
   node_cache_.clear();
-  last_node_ = {};
   role_cache_.clear();
   class_of_path_ = {};
   class_ids_.clear();
@@ -33,14 +32,20 @@ constexpr int64_t kUnknownRole = -2;
 // event. Training and validation steps then are different nodes, and so are
 // the checkpoint's calls and the same calls at start-up. Other tags (epoch,
 // step, sample) change every iteration and would unroll the loops.
-int64_t Builder::role_of(uint32_t ctx) {
+inline int64_t Builder::role_of(uint32_t ctx) {
+  // Looked up already (role_cache_ never outgrows tables_->ctxs; slot 0 stays unknown).
+  if (ctx < role_cache_.size() && role_cache_[ctx] != kUnknownRole) [[likely]] return role_cache_[ctx];
+  return role_of_slow(ctx);
+}
+
+int64_t Builder::role_of_slow(uint32_t ctx) {
   if (ctx == 0 || !tables_ || ctx >= tables_->ctxs.size()) return -1;
   if (role_cache_.size() <= ctx) role_cache_.resize(tables_->ctxs.size(), kUnknownRole);
   int64_t& role = role_cache_[ctx];
   if (role == kUnknownRole) {
     role = -1;
     for (const analysis::CtxTag& tag : tables_->ctxs[ctx])
-      if (tag.key == "loader" && tag.is_int && tag.int_value >= 0) role = tag.int_value;
+      if (tag.key == std::string_view("loader") && tag.is_int && tag.int_value >= 0) role = tag.int_value;
   }
   return role;
 }
@@ -71,19 +76,29 @@ uint32_t Builder::file_class_of(uint32_t path) {
   return cls;
 }
 
-uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
+inline uint32_t Builder::node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e) {
   // Only reads and writes have a request size; open's "size" column is its mode.
   const bool data = tables_ && e.func < tables_->funcs.size() && tables_->funcs[e.func].data;
   const int32_t sc = opts_.size_classes && data ? size_class_of(e.size) : -1;
-  // A loop repeats one call on one file: most events are the previous one's node.
-  LastNode& last = last_node_;
-  if (last.node != kNoNode && last.pid == e.pid && last.func == e.func && last.path == e.path &&
-      last.ctx == e.ctx && last.size_class == sc)
-    return last.node;
-  const NodeKey key{e.pid, e.func, file_class_of(e.path), sc, role_of(e.ctx)};
+  // A loop repeats one call on one file: most events are the thread's previous node.
+  LastNode& last = t.last_node;
+  if (last.node != kNoNode && last.func == e.func && last.path == e.path && last.size_class == sc) {
+    if (last.ctx == e.ctx) return last.node;
+    const int64_t role = role_of(e.ctx);
+    if (role == last.role) {
+      last.ctx = e.ctx;
+      return last.node;
+    }
+    return node_of_slow(g, last, e, sc, role);
+  }
+  return node_of_slow(g, last, e, sc, role_of(e.ctx));
+}
+
+uint32_t Builder::node_of_slow(Graph& g, LastNode& last, const analysis::IoEvent& e, int32_t sc, int64_t role) {
+  const NodeKey key{e.pid, e.func, file_class_of(e.path), sc, role};
   auto hit = node_cache_.find(key);
   if (hit != node_cache_.end()) {
-    last = {e.pid, e.func, e.path, e.ctx, sc, hit->second};
+    last = {e.func, e.path, e.ctx, sc, role, hit->second};
     return hit->second;
   }
   Signature sig;
@@ -101,45 +116,26 @@ uint32_t Builder::node_of(Graph& g, const analysis::IoEvent& e) {
   if (key.role >= 0) sig.role = "loader=" + std::to_string(key.role);
   const uint32_t id = g.intern(sig);
   node_cache_.emplace(key, id);
-  last = {e.pid, e.func, e.path, e.ctx, sc, id};
+  last = {e.func, e.path, e.ctx, sc, role, id};
   return id;
 }
 
-void Builder::event(const analysis::IoEvent& e) {
-  if (!last_thread_.cursor || last_thread_.pid != e.pid || last_thread_.tid != e.tid) {
-    Graph& g = processes_[e.pid];
-    auto [it, fresh] = threads_.try_emplace({e.pid, e.tid});
-    if (fresh) {
-      it->second.first_start = e.ts;
-      ++g.threads;
+[[gnu::always_inline]] inline void Builder::log_arrival(Graph& g, ThreadCursor& t, uint32_t node) {
+  if (t.arrivals_dropped) return;
+  if (node < t.last_run.size()) [[likely]] {
+    const uint32_t last = t.last_run[node];
+    if (last != 0) {
+      ArrivalRun& run = t.runs[last - 1];
+      if (run.from == t.last && run.count != UINT32_MAX) {
+        ++run.count;
+        return;
+      }
     }
-    last_thread_ = {e.pid, e.tid, &g, &it->second};
   }
-  Graph& g = *last_thread_.graph;
-  ThreadCursor& t = *last_thread_.cursor;
-  const uint32_t node = node_of(g, e);
-  if (t.next_edge.size() <= t.last) t.next_edge.resize(g.nodes.size(), {kStartNode, nullptr});
-  auto& cached = t.next_edge[t.last];
-  if (!cached.second || cached.first != node) cached = {node, &g.edges[{t.last, node}]};
-  Edge& edge = *cached.second;
-  log_arrival(g, t, node);
-  ++edge.count;
-  // Gaps from the start node are the thread's first event time: meaningless.
-  if (t.last != kStartNode) edge.gap.add(std::max<int64_t>(0, e.ts - t.last_end));
-  edge.duration.add(e.dur);
-  g.nodes[node].duration.add(e.dur);
-  // Busy time: the part of the event after everything before it in this
-  // thread, so the thread's busy time plus its gaps is exactly its span.
-  const int64_t end = e.ts + e.dur;
-  const int64_t busy_from = t.last == kStartNode ? e.ts : std::max(e.ts, t.last_end);
-  g.nodes[node].busy_ns += std::max<int64_t>(0, end - busy_from);
-  ++g.events;
-  t.last = node;
-  t.last_end = std::max(t.last_end, end);
+  log_arrival_slow(g, t, node);
 }
 
-void Builder::log_arrival(Graph& g, ThreadCursor& t, uint32_t node) {
-  if (t.arrivals_dropped) return;
+void Builder::log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node) {
   if (t.last_run.size() <= node) t.last_run.resize(g.nodes.size(), 0);
   uint32_t& last = t.last_run[node];
   if (last != 0) {
@@ -161,6 +157,39 @@ void Builder::log_arrival(Graph& g, ThreadCursor& t, uint32_t node) {
   ++g.arrival_runs;
 }
 
+void Builder::event(const analysis::IoEvent& e) {
+  if (!last_thread_.cursor || last_thread_.pid != e.pid || last_thread_.tid != e.tid) {
+    Graph& g = processes_[e.pid];
+    auto [it, fresh] = threads_.try_emplace({e.pid, e.tid});
+    if (fresh) {
+      it->second.first_start = e.ts;
+      ++g.threads;
+    }
+    last_thread_ = {e.pid, e.tid, &g, &it->second};
+  }
+  Graph& g = *last_thread_.graph;
+  ThreadCursor& t = *last_thread_.cursor;
+  const uint32_t node = node_of(g, t, e);
+  if (t.next_edge.size() <= t.last) t.next_edge.resize(g.nodes.size(), {kStartNode, nullptr});
+  auto& cached = t.next_edge[t.last];
+  if (!cached.second || cached.first != node) cached = {node, &g.edges[{t.last, node}]};
+  Edge& edge = *cached.second;
+  log_arrival(g, t, node);
+  ++edge.count;
+  // Gaps from the start node are the thread's first event time: meaningless.
+  if (t.last != kStartNode) edge.gap.add(std::max<int64_t>(0, e.ts - t.last_end));
+  edge.duration.add(e.dur);
+  g.nodes[node].duration.add(e.dur);
+  // Busy time: the part of the event after everything before it in this
+  // thread, so the thread's busy time plus its gaps is exactly its span.
+  const int64_t end = e.ts + e.dur;
+  const int64_t busy_from = t.last == kStartNode ? e.ts : std::max(e.ts, t.last_end);
+  g.nodes[node].busy_ns += std::max<int64_t>(0, end - busy_from);
+  ++g.events;
+  t.last = node;
+  t.last_end = std::max(t.last_end, end);
+}
+
 void Builder::close_threads() {
   last_thread_ = {};
   for (auto& [ids, t] : threads_) {
@@ -174,7 +203,6 @@ void Builder::close_threads() {
 void Builder::end() {
   close_threads();
   node_cache_.clear();
-  last_node_ = {};
   role_cache_.clear();
   class_of_path_ = {};
   class_ids_.clear();

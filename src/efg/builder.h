@@ -44,7 +44,17 @@ class Builder : public analysis::UnitConsumer {
   const BuilderOptions& options() const { return opts_; }
 
  private:
+  // A thread's previous event's ids and node, checked before node_cache_;
+  // a different context with the same role (loader tag) is the same key.
+  static constexpr uint32_t kNoNode = UINT32_MAX;
+  struct LastNode {
+    uint32_t func = 0, path = 0, ctx = 0;
+    int32_t size_class = 0;
+    int64_t role = -1;
+    uint32_t node = kNoNode;
+  };
   struct ThreadCursor {
+    LastNode last_node;  // the node cache's key includes the pid: one thread, one pid
     uint32_t last = kStartNode;
     int64_t last_end = 0;
     int64_t first_start = 0;
@@ -68,9 +78,12 @@ class Builder : public analysis::UnitConsumer {
     size_t operator()(const NodeKey& k) const;
   };
   uint32_t file_class_of(uint32_t path);
-  uint32_t node_of(Graph& g, const analysis::IoEvent& e);
+  uint32_t node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e);
+  uint32_t node_of_slow(Graph& g, LastNode& last, const analysis::IoEvent& e, int32_t sc, int64_t role);
   static void log_arrival(Graph& g, ThreadCursor& t, uint32_t node);
+  static void log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node);
   int64_t role_of(uint32_t ctx);
+  int64_t role_of_slow(uint32_t ctx);
   void close_threads();
 
   BuilderOptions opts_;
@@ -79,14 +92,6 @@ class Builder : public analysis::UnitConsumer {
   std::map<int64_t, analysis::ProcessMeta> metas_;
   std::map<std::pair<int64_t, int64_t>, ThreadCursor> threads_;  // (pid, tid), per unit
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_cache_;  // per unit: its ids -> node
-  // The previous event's ids and node (per unit), checked before node_cache_.
-  static constexpr uint32_t kNoNode = UINT32_MAX;
-  struct LastNode {
-    int64_t pid = 0;
-    uint32_t func = 0, path = 0, ctx = 0;
-    int32_t size_class = 0;
-    uint32_t node = kNoNode;
-  } last_node_;
   // Per unit: path id -> 1 + directory index (file_class_of), the directories.
   std::vector<uint32_t> class_of_path_;
   std::unordered_map<std::string, uint32_t> class_ids_;

@@ -14,12 +14,6 @@ bool parse_file_class(const std::string& text, FileClass* out) {
   return true;
 }
 
-int32_t size_class_of(int64_t size) {
-  if (size < 0) return -1;
-  if (size == 0) return 0;
-  return static_cast<int32_t>(std::bit_width(static_cast<uint64_t>(size)));
-}
-
 namespace {
 std::string bytes_text(uint64_t b) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -54,13 +48,6 @@ std::string directory_of(std::string_view path) {
   if (slash == std::string_view::npos) return ".";
   if (slash == 0) return "/";
   return std::string(path.substr(0, slash));
-}
-
-void Stat::add(int64_t v) {
-  if (count == 0 || v < min) min = v;
-  if (count == 0 || v > max) max = v;
-  sum += v;
-  ++count;
 }
 
 void Stat::merge(const Stat& o) {

@@ -5,6 +5,7 @@
 // over the analyzer's event model is efg/builder.h.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -33,7 +34,11 @@ struct Signature {
   bool operator==(const Signature&) const = default;
   auto operator<=>(const Signature&) const = default;
 };
-int32_t size_class_of(int64_t size);
+inline int32_t size_class_of(int64_t size) {
+  if (size < 0) return -1;
+  if (size == 0) return 0;
+  return static_cast<int32_t>(std::bit_width(static_cast<uint64_t>(size)));
+}
 std::string size_class_label(int32_t size_class);  // "4KiB-8KiB" style range, "" for -1
 std::string signature_label(const Signature& s);   // "POSIX read /data/train [4KiB-8KiB) loader=0"
 
@@ -43,7 +48,12 @@ struct Stat {
   int64_t sum = 0;
   int64_t min = 0;
   int64_t max = 0;
-  void add(int64_t v);
+  void add(int64_t v) {
+    if (count == 0 || v < min) min = v;
+    if (count == 0 || v > max) max = v;
+    sum += v;
+    ++count;
+  }
   void merge(const Stat& o);
   double mean() const { return count ? static_cast<double>(sum) / static_cast<double>(count) : 0.0; }
 };

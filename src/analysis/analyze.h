@@ -49,7 +49,6 @@ enum class Role { kTrainData, kValData, kCheckpoint, kConfig, kLibrary, kLog, kO
 const char* role_name(Role r);
 
 struct FileVerdict {
-  std::string path;
   Role role = Role::kOther;
   std::vector<std::string> evidence;
   size_t nprocs = 0;
@@ -64,6 +63,8 @@ struct FileVerdict {
   bool metadata_bound = false;  // metadata time > data time
 };
 FileVerdict classify_file(const FileAgg& f, const Job& job);
+// The same into v, reusing its storage (a loop over many files).
+void classify_file(const FileAgg& f, const Job& job, FileVerdict& v);
 // classify_file(f, job).role without building the evidence.
 Role file_role(const FileAgg& f, const Job& job);
 

@@ -1,6 +1,7 @@
 #include "analysis/file_table.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 
@@ -121,18 +122,69 @@ namespace {
 
 bool by_path(const FileAgg& a, const FileAgg& b) { return a.path < b.path; }
 
+// Length of the common prefix of a and b.
+size_t common_prefix(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) return i + static_cast<size_t>(std::countr_zero(x ^ y) / 8);  // little-endian
+  }
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+// The 8 bytes of s from `at` as a number that orders as the bytes do (big
+// endian, 0 past the end): equal keys still need the rest compared.
+uint64_t sort_key(std::string_view s, size_t at) {
+  uint64_t k = 0;
+  if (at + 8 <= s.size()) {
+    std::memcpy(&k, s.data() + at, 8);
+    return __builtin_bswap64(k);
+  }
+  for (size_t i = 0; i < 8; ++i) k = k << 8 | (at + i < s.size() ? static_cast<unsigned char>(s[at + i]) : 0u);
+  return k;
+}
+
 // Sorts by path, records of one path in their order: the order computed on
-// indices, then each record moved once along its permutation cycle (sorting
-// the records themselves moves each ~log n times; stable_sort's buffer would
-// be half of them again).
+// (key, index) pairs, the key being the 8 bytes after the prefix every path
+// shares (a unit's paths often share a long one: one data set's directory),
+// so that most comparisons are one of two integers, not a memcmp over the
+// shared prefix through the deque; then each record is moved once along its
+// permutation cycle (sorting the records themselves moves each ~log n times;
+// stable_sort's buffer would be half of them again).
 void sort_by_path(std::deque<FileAgg>& files) {
-  if (std::is_sorted(files.begin(), files.end(), by_path)) return;
+  if (files.size() < 2) return;
+  const std::string_view first = files.front().path;
+  size_t shared = first.size();
+  for (const FileAgg& f : files) shared = std::min(shared, common_prefix(first, f.path));
+  struct Item {
+    uint64_t key;
+    uint32_t at;
+  };
+  std::vector<Item> items(files.size());
+  {
+    uint32_t i = 0;
+    for (const FileAgg& f : files) {
+      items[i] = {sort_key(f.path, shared), i};
+      ++i;
+    }
+  }
+  auto less = [&](const Item& a, const Item& b) {
+    if (a.key != b.key) return a.key < b.key;
+    const std::string_view pa = files[a.at].path, pb = files[b.at].path;
+    // Equal keys: the paths agree up to shared + 8 or both end before it.
+    const size_t from = std::min({shared + 8, pa.size(), pb.size()});
+    const int c = pa.substr(from).compare(pb.substr(from));
+    return c != 0 ? c < 0 : a.at < b.at;
+  };
+  if (std::is_sorted(items.begin(), items.end(), less)) return;
+  std::sort(items.begin(), items.end(), less);
   std::vector<uint32_t> from(files.size());  // from[i]: where the i-th in order is now
-  for (uint32_t i = 0; i < from.size(); ++i) from[i] = i;
-  std::sort(from.begin(), from.end(), [&](uint32_t a, uint32_t b) {
-    const int c = files[a].path.compare(files[b].path);
-    return c != 0 ? c < 0 : a < b;
-  });
+  for (size_t i = 0; i < from.size(); ++i) from[i] = items[i].at;
+  items = {};
   for (uint32_t i = 0; i < from.size(); ++i) {
     if (from[i] == i) continue;
     FileAgg held = std::move(files[i]);

@@ -22,6 +22,7 @@
 namespace strata::analysis {
 
 namespace fs = std::filesystem;
+using namespace std::string_view_literals;
 
 int64_t parse_size(const std::string& s) {
   if (s.empty()) return -1;
@@ -185,9 +186,11 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
     max_read_size = std::max(max_read_size, fp.pf.max_read);
     write_epochs = std::max(write_epochs, fp.pf.write_epochs());
   }
-  auto lib_path = [&] { return contains(p, "/site-packages/") ||
-                        contains(p, "/dist-packages/") || sp.starts_with("/usr/lib") ||
-                        sp.starts_with("/lib/") || sp.starts_with("/lib64/") || sp.starts_with("/usr/share"); };
+  auto lib_path = [&] {
+    return (contains(p, "-packages/") && (contains(p, "/site-packages/") || contains(p, "/dist-packages/"))) ||
+           sp.starts_with("/usr/lib"sv) || sp.starts_with("/lib/"sv) || sp.starts_with("/lib64/"sv) ||
+           sp.starts_with("/usr/share"sv);
+  };
   std::string_view ext;  // from the last '.' of the file name, "" if none
   if (const size_t dot = p.find_last_of("./"); dot != std::string::npos && p[dot] == '.')
     ext = std::string_view(p).substr(dot);
@@ -195,9 +198,9 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
   auto ckpt_name = [&] { return contains(p, "ckpt") || contains(p, "checkpoint") ||
                          has_ext(ext, {".pt", ".pth", ".ckpt", ".safetensors", ".h5.ckpt", ".keras"}); };
   auto cfg_ext = [&] { return has_ext(ext, {".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf"}) ||
-                       sp.starts_with("/etc/"); };
+                       sp.starts_with("/etc/"sv); };
   auto log_ext = [&] { return has_ext(ext, {".log", ".out", ".err", ".csv.log"}) || contains(p, "/log") ||
-                       sp.starts_with("/dev/pts") || sp.starts_with("/dev/tty"); };
+                       sp.starts_with("/dev/pts"sv) || sp.starts_with("/dev/tty"sv); };
   auto data_ext = [&] { return has_ext(ext, {".npz", ".npy", ".tfrecord", ".tfrecords", ".h5", ".hdf5", ".jpg", ".jpeg",
                                     ".png", ".bin", ".dat", ".csv", ".parquet", ".arrow", ".lmdb", ".mdb", ".rec",
                                     ".pkl", ".tar", ".txt", ".raw", ".idx", ".zarr"}); };

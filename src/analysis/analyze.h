@@ -53,9 +53,10 @@ struct FileVerdict {
   std::vector<std::string> evidence;
   size_t nprocs = 0;
   bool shared = false;          // accessed by more than one process
-  std::string access;           // "read-only", "write-only", "read-write", "metadata-only"
-  std::string read_extent;      // "whole", "partial", "unknown" (per reader, majority)
-  std::string pattern;          // "sequential", "random", "mixed", "unknown"
+  // Literals (string_view: no copy per file).
+  std::string_view access;      // "read-only", "write-only", "read-write", "metadata-only"
+  std::string_view read_extent; // "whole", "partial", "unknown" (per reader, majority)
+  std::string_view pattern;     // "sequential", "random", "mixed", "unknown"
   double reread = -1;           // bytes read / file extent (-1 unknown)
   // reread split in opens x per_open: a file read whole once per epoch has
   // per_open 1; an archive whose index is read again (npz) reads ~1.05 per open.

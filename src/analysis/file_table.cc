@@ -160,7 +160,7 @@ void sort_by_path(std::deque<FileAgg>& files) {
   const std::string_view first = files.front().path;
   size_t shared = first.size();
   for (const FileAgg& f : files) shared = std::min(shared, common_prefix(first, f.path));
-  struct Item {
+  struct __attribute__((packed)) Item {  // 12 bytes: one per file of the unit
     uint64_t key;
     uint32_t at;
   };
@@ -182,21 +182,19 @@ void sort_by_path(std::deque<FileAgg>& files) {
   };
   if (std::is_sorted(items.begin(), items.end(), less)) return;
   std::sort(items.begin(), items.end(), less);
-  std::vector<uint32_t> from(files.size());  // from[i]: where the i-th in order is now
-  for (size_t i = 0; i < from.size(); ++i) from[i] = items[i].at;
-  items = {};
-  for (uint32_t i = 0; i < from.size(); ++i) {
-    if (from[i] == i) continue;
+  // items[i].at: where the i-th in order is now.
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    if (items[i].at == i) continue;
     FileAgg held = std::move(files[i]);
     uint32_t j = i;
-    while (from[j] != i) {
-      const uint32_t next = from[j];
+    while (items[j].at != i) {
+      const uint32_t next = items[j].at;
       files[j] = std::move(files[next]);
-      from[j] = j;
+      items[j].at = j;
       j = next;
     }
     files[j] = std::move(held);
-    from[j] = j;
+    items[j].at = j;
   }
 }
 

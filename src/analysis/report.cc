@@ -490,7 +490,7 @@ void print_checkpoint_dir(const std::string& dir, const std::vector<const FileAg
     read += f->bytes_read;
     for (const FileProcRef fp : f->procs())
       if (fp.pf.reads + fp.pf.writes) pids.insert(fp.pid);
-    names += (names.empty() ? "" : "; ") + std::string(f->path.substr(dir.size())) + " " + classify_file(*f, job).access + " " +
+    names += (names.empty() ? "" : "; ") + std::string(f->path.substr(dir.size())) + " " + std::string(classify_file(*f, job).access) + " " +
              fmt_s(f->read_ns + f->write_ns + f->meta_ns);
   }
   out << "  checkpoint " << dir << ": " << plural(files.size(), "file", "files");

@@ -77,6 +77,34 @@ TEST(FileTable, SortsByPathAndCombinesOnePathsRecordsInOrder) {
   EXPECT_THROW(t.at("/d"), std::out_of_range);
 }
 
+// The sort keys on the 8 bytes after the prefix every path shares: paths that
+// end inside those 8 bytes, that agree on them and differ later, a NUL byte
+// (a key padded with zeros ties with it), and one path's records kept in
+// their order, all in the order of std::string's operator<.
+TEST(FileTable, SortsPathsSharingLongPrefixesByteForByte) {
+  const std::string base = "/data/set/shard-";
+  std::vector<std::string> names = {
+      base + "0001/f9",          base + "0001/f10",          base + "0001",        base + "0001/",
+      base + "0001/f9/deeper-a", base + "0001/f9/deeper-b",  base + "000",         base + "0001/f9",
+      base + "1",                base + std::string("0001\0x", 6), base + "0001\x80",  base + "0001/f9/deeper-a",
+      base + "00012345678",      base + "00012345679",       base + "0001234567",  base.substr(0, base.size() - 1)};
+  for (int i = 0; i < 200; ++i) names.push_back(base + "0001/f" + std::to_string((i * 7919) % 200));
+  PathPool pool;
+  std::deque<FileAgg> files;
+  for (size_t i = 0; i < names.size(); ++i) files.push_back(file_of(pool, names[i], static_cast<int64_t>(i + 1), 1, 0));
+  FileTable t(std::move(pool), std::move(files));
+
+  std::vector<std::string> want = names;
+  std::sort(want.begin(), want.end());
+  want.erase(std::unique(want.begin(), want.end()), want.end());
+  ASSERT_EQ(paths(t), want);
+  // Records of one path combined in their order (first seen first).
+  const FileAgg& f9 = t.at(base + "0001/f9");
+  EXPECT_EQ(pids(f9).front(), 1);
+  EXPECT_EQ(pids(f9)[1], 8);
+  EXPECT_EQ(f9.stats, 2u + 1u);  // twice by name, once as "f" + (i * 7919) % 200 == 9
+}
+
 TEST(FileTable, MergeOfInterleavedUnitsKeepsPathOrderAndUnitOrder) {
   PathPool p1, p2;
   std::deque<FileAgg> f1, f2;

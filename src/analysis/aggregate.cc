@@ -475,22 +475,22 @@ void UnitAgg::count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off)
       break;
     case Op::kRead:
     case Op::kWrite: {
+      FileAccess& acc = pf.access.get();
       if (f.is_read) {
         ++pf.reads;
         pf.read_ns += e.dur;
         if (bytes > 0) {
           pf.bytes_read += bytes;
-          pf.max_read = std::max(pf.max_read, bytes);
-          pf.min_read = std::min(pf.min_read, bytes);
+          acc.max_read = std::max(acc.max_read, bytes);
+          acc.min_read = std::min(acc.min_read, bytes);
         }
       } else {
         ++pf.writes;
         pf.write_ns += e.dur;
         if (bytes > 0) pf.bytes_written += bytes;
       }
-      FileAccess& acc = pf.access.get();
       if (off >= 0 && bytes >= 0) {
-        pf.offsets_known = true;
+        acc.offsets_known = true;
         pf.extent = std::max(pf.extent, off + bytes);
         if (f.is_read) acc.coverage.insert(off, off + bytes);
         // reservoir sample of accesses
@@ -668,9 +668,8 @@ void UnitAgg::merge_files(Job& job, const std::vector<int64_t>& pids) {
       fa.path = path_names_[id];
       fa.set_only_process(pid);
       if (auto* rec = p.engine.find_posix(id)) {
-        fa.seq_reads = rec->counters[counters::POSIX_SEQ_READS];
-        fa.consec_reads = rec->counters[counters::POSIX_CONSEC_READS];
-        fa.counted_reads = rec->counters[counters::POSIX_READS];
+        fa.add_read_order(rec->counters[counters::POSIX_SEQ_READS], rec->counters[counters::POSIX_CONSEC_READS],
+                          rec->counters[counters::POSIX_READS]);
       }
     }
     if (files.empty()) {

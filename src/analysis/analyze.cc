@@ -151,13 +151,13 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
   // whole vs partial per reading process
   int whole = 0, partial = 0;
   for (const FileProcRef fp : f.procs()) {
-    if (fp.pf.reads == 0 || !fp.pf.offsets_known || f.extent <= 0) continue;
+    if (fp.pf.reads == 0 || !fp.pf.offsets_known() || f.extent <= 0) continue;
     double cov = static_cast<double>(fp.pf.coverage()) / static_cast<double>(f.extent);
     (cov >= 0.99 ? whole : partial)++;
   }
   v.read_extent = whole + partial == 0 ? "unknown" : whole >= partial ? "whole" : "partial";
-  if (f.counted_reads > 1 && job.sizes_known) {
-    double seq = static_cast<double>(f.seq_reads) / static_cast<double>(f.counted_reads - 1);
+  if (f.counted_reads() > 1 && job.sizes_known) {
+    double seq = static_cast<double>(f.seq_reads()) / static_cast<double>(f.counted_reads() - 1);
     v.pattern = seq >= 0.8 ? "sequential" : seq <= 0.2 ? "random" : "mixed";
   } else {
     v.pattern = "unknown";
@@ -183,7 +183,7 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
   int64_t max_read_size = 0;
   size_t write_epochs = 0;
   for (const FileProcRef fp : f.procs()) {
-    max_read_size = std::max(max_read_size, fp.pf.max_read);
+    max_read_size = std::max(max_read_size, fp.pf.max_read());
     write_epochs = std::max(write_epochs, fp.pf.write_epochs());
   }
   auto lib_path = [&] {

@@ -29,51 +29,55 @@ void ProcFile::add_counts(const ProcFile& o) {
 }
 
 FileProcRange::FileProcRange(const FileAgg* f)
-    : f_(f), n_(f->many_.find() ? f->many_.find()->size() : f->single_ ? 1 : 0) {}
+    : f_(f), n_(f->many() ? f->many()->size() : f->single() ? 1 : 0) {}
 
 FileProcRef FileProcRange::iterator::operator*() const {
-  if (const auto* many = f_->many_.find()) return {(*many)[i_].pid, (*many)[i_].pf};
+  if (const auto* many = f_->many()) return {(*many)[i_].pid, (*many)[i_].pf};
   return {f_->only_pid_, *f_};
 }
 
 void FileAgg::set_only_process(int64_t pid) {
   only_pid_ = pid;
-  single_ = true;
+}
+
+void FileAgg::add_read_order(int64_t seq, int64_t consec, int64_t counted) {
+  if (seq == 0 && consec == 0 && counted == 0) return;  // most files: nothing allocated
+  auto& r = extra_.get().order;
+  r.seq += seq;
+  r.consec += consec;
+  r.counted += counted;
 }
 
 void FileAgg::add_process(int64_t pid, ProcFile&& pf) {
   ProcFile& counts = *this;
-  if (!single_ && !many_.find()) {
+  if (!single() && !many()) {
     // The first process: the file's counts are its record. Counts set
     // without a process (tests build files by hand) are added to it.
     ProcFile before = std::move(counts);
     counts = std::move(pf);
     counts.add_counts(before);
     only_pid_ = pid;
-    single_ = true;
     return;
   }
-  if (single_) {
+  if (single()) {
     // A second process: the first one's record moves to the list and the
     // file's counts keep only the sums.
-    auto& list = many_.get();
+    auto& list = many_list();
     list.push_back(FileProc{only_pid_, std::move(counts)});
     counts = ProcFile{};
     counts.add_counts(list.front().pf);
-    single_ = false;
+    only_pid_ = kNoPid;
   }
   counts.add_counts(pf);
-  many_.get().push_back(FileProc{pid, std::move(pf)});
+  many_list().push_back(FileProc{pid, std::move(pf)});
 }
 
 void FileAgg::absorb(FileAgg&& later) {
   if (path.empty()) path = later.path;
-  seq_reads += later.seq_reads;
-  consec_reads += later.consec_reads;
-  counted_reads += later.counted_reads;
-  if (auto* many = later.many_.find()) {
+  add_read_order(later.seq_reads(), later.consec_reads(), later.counted_reads());
+  if (auto* many = later.many()) {
     for (FileProc& fp : *many) add_process(fp.pid, std::move(fp.pf));
-  } else if (later.single_) {
+  } else if (later.single()) {
     add_process(later.only_pid_, std::move(static_cast<ProcFile&>(later)));
   } else {
     add_counts(later);

@@ -148,8 +148,8 @@ uint64_t sort_key(std::string_view s, size_t at) {
     std::memcpy(&k, s.data() + at, 8);
     return __builtin_bswap64(k);
   }
-  for (size_t i = 0; i < 8; ++i) k = k << 8 | (at + i < s.size() ? static_cast<unsigned char>(s[at + i]) : 0u);
-  return k;
+  if (at < s.size()) std::memcpy(&k, s.data() + at, s.size() - at);  // the rest stays 0
+  return __builtin_bswap64(k);
 }
 
 // Sorts by path, records of one path in their order. The order is computed
@@ -161,9 +161,10 @@ uint64_t sort_key(std::string_view s, size_t at) {
 // files). Then each record is moved once along its permutation cycle
 // (sorting the records themselves moves each ~log n times; stable_sort's
 // buffer would be half of them again).
-void sort_by_path(std::deque<FileAgg>& files) {
-  if (files.size() < 2) return;
-  if (std::is_sorted(files.begin(), files.end(), by_path)) return;
+// Returns false when no path occurs twice (combine_equal has nothing to do).
+bool sort_by_path(std::deque<FileAgg>& files) {
+  if (files.size() < 2) return false;
+  if (std::is_sorted(files.begin(), files.end(), by_path)) return true;
   const std::string_view first = files.front().path;
   size_t shared = first.size();
   for (const FileAgg& f : files) shared = std::min(shared, common_prefix(first, f.path));
@@ -192,12 +193,14 @@ void sort_by_path(std::deque<FileAgg>& files) {
     size_t begin, end, depth;
   };
   std::vector<Run> todo{{0, items.size(), shared}};
+  bool dups = false;
   while (!todo.empty()) {
     const Run r = todo.back();
     todo.pop_back();
     for (size_t i = r.begin; i < r.end;) {
       size_t j = i + 1;
       while (j < r.end && items[j].key == items[i].key && items[j].end == items[i].end) ++j;
+      if (j - i > 1 && items[i].end != 9) dups = true;  // one path, j - i records
       if (j - i > 1 && items[i].end == 9) {
         for (size_t k = i; k < j; ++k) items[k] = item_at(items[k].at, r.depth + 8);
         std::sort(items.begin() + static_cast<ptrdiff_t>(i), items.begin() + static_cast<ptrdiff_t>(j), less);
@@ -220,6 +223,7 @@ void sort_by_path(std::deque<FileAgg>& files) {
     files[j] = std::move(held);
     items[j].at = j;
   }
+  return dups;
 }
 
 // Combines neighbours of one path (files sorted by path, stable).
@@ -244,8 +248,7 @@ void move_front(std::deque<FileAgg>& from, std::deque<FileAgg>& to) {
 }  // namespace
 
 FileTable::FileTable(PathPool pool, std::deque<FileAgg> files) : pool_(std::move(pool)), files_(std::move(files)) {
-  sort_by_path(files_);
-  combine_equal(files_);
+  if (sort_by_path(files_)) combine_equal(files_);
 }
 
 FileTable::FileTable(const FileTable& o) : files_(o.files_) {

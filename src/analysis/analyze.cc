@@ -676,17 +676,33 @@ DlSummary dl_summary(const Job& job) {
 
 bool is_environment_file(std::string_view path, Role role) {
   if (role == Role::kLibrary) return true;
-  static const char* const prefixes[] = {"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/",
-                                         "/proc/", "/sys/", "/dev/", "/opt/conda/"};
-  for (const char* p : prefixes)
-    if (path.rfind(p, 0) == 0) return true;
+  static constexpr std::string_view prefixes[] = {"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/",
+                                                  "/proc/", "/sys/", "/dev/", "/opt/conda/"};
+  for (std::string_view p : prefixes)
+    if (path.starts_with(p)) return true;
   // Python packages and caches; MPI session directories and shared-memory
-  // segments (Open MPI vader/sm, MPICH, UCX) outside /dev/shm.
-  static const char* const parts[] = {"/site-packages/", "/dist-packages/", "/__pycache__/", "/ompi.",
-                                      "/openmpi-sessions", "vader_segment", "/mpich", "/ucx"};
-  for (const char* p : parts)
-    if (path.find(p) != std::string::npos) return true;
-  return path.ends_with(".pyc") || path.ends_with(".so") || path.find(".so.") != std::string::npos;
+  // segments (Open MPI vader/sm, MPICH, UCX) outside /dev/shm. All but one
+  // start with '/': each '/' of the path is tested on the byte after it
+  // (one scan, not one per name).
+  const char* const end = path.data() + path.size();
+  for (const char* s = path.data(); s < end;) {
+    s = static_cast<const char*>(std::memchr(s, '/', static_cast<size_t>(end - s)));
+    if (!s) break;
+    const std::string_view rest(s, static_cast<size_t>(end - s));
+    ++s;
+    if (rest.size() < 2) break;
+    switch (rest[1]) {
+      case 's': if (rest.starts_with("/site-packages/"sv)) return true; break;
+      case 'd': if (rest.starts_with("/dist-packages/"sv)) return true; break;
+      case '_': if (rest.starts_with("/__pycache__/"sv)) return true; break;
+      case 'o': if (rest.starts_with("/ompi."sv) || rest.starts_with("/openmpi-sessions"sv)) return true; break;
+      case 'm': if (rest.starts_with("/mpich"sv)) return true; break;
+      case 'u': if (rest.starts_with("/ucx"sv)) return true; break;
+      default: break;
+    }
+  }
+  if (contains(path, "vader_segment")) return true;
+  return path.ends_with(".pyc") || path.ends_with(".so") || contains(path, ".so.");
 }
 
 namespace {

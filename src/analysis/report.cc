@@ -538,9 +538,10 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   size_t hidden = 0;
   FileTotals env, rest;
   const bool list_all = o.all || !o.path.empty();
+  FileVerdict v;  // reused: one per file of the job
   for (const FileAgg& f : job.files) {
     if (!path_selected(o, f.path)) continue;
-    FileVerdict v = classify_file(f, job);
+    classify_file(f, job, v);
     bool in_dir = false;
     for (auto& [dir, role] : rolled)
       in_dir = in_dir || (role == v.role && f.path.compare(0, dir.size(), dir) == 0);

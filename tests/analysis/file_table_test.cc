@@ -217,3 +217,42 @@ TEST(FileTable, TwoProcessJobCountsExactlyAndSurvivesDaskTrip) {
   const std::string merged = merge_bytes(o, analyze_unit_bytes(o, 0), analyze_unit_bytes(o, 1));
   EXPECT_EQ(report_from_bytes(o, merged, true), local.str());
 }
+
+// The name tests of classify_file and is_environment_file, rewritten to scan
+// a path once (file name extension, memchr-based search): each rule still
+// matches where it did, case folded where it was.
+TEST(FileRoles, NameRulesMatchWhereTheyDid) {
+  Job job;
+  PathPool pool;
+  auto role = [&](const std::string& path, uint64_t reads, uint64_t writes, int64_t written = 0) {
+    FileAgg f = file_of(pool, path, 1, 1, reads);
+    f.writes = writes;
+    f.bytes_written = written;
+    return classify_file(f, job).role;
+  };
+  EXPECT_EQ(role("/x/libfoo.so", 1, 0), Role::kLibrary);
+  EXPECT_EQ(role("/x/libfoo.so.1.2", 1, 0), Role::kLibrary);
+  EXPECT_EQ(role("/x/MOD.PY", 1, 0), Role::kLibrary);  // lower-cased
+  EXPECT_EQ(role("/x/a.so/data.bin", 20, 0), Role::kTrainData);  // ".so" of a directory is no extension
+  EXPECT_EQ(role("/env/lib/python3/Site-Packages/x/data", 1, 0), Role::kLibrary);
+  EXPECT_EQ(role("/usr/LIB/x", 1, 0), Role::kLibrary);
+  EXPECT_EQ(role("/run/train.LOG", 0, 3), Role::kLog);
+  EXPECT_EQ(role("/run/out.csv.log", 0, 3), Role::kLog);
+  EXPECT_EQ(role("/run/model.h5.ckpt", 0, 1), Role::kCheckpoint);
+  EXPECT_EQ(role("/run/Checkpoints/step", 0, 1), Role::kCheckpoint);
+  EXPECT_EQ(role("/cfg/Config.YAML", 1, 0), Role::kConfig);
+  EXPECT_EQ(role("/data/val/shard.tfrecord", 1, 0), Role::kValData);
+  EXPECT_EQ(role("/data/train/shard.tfrecord", 1, 0), Role::kTrainData);
+  EXPECT_EQ(role("/data/train/shard", 1, 0), Role::kOther);
+  EXPECT_EQ(role("/data/train.d/noext", 0, 0), Role::kOther);
+  EXPECT_EQ(role("noslash.npy", 1, 0), Role::kTrainData);
+
+  EXPECT_TRUE(is_environment_file("/data/x", Role::kLibrary));
+  for (const char* p : {"/usr/x", "/etc/passwd", "/opt/conda/x", "/home/u/.venv/lib/site-packages/a/b",
+                        "/h/dist-packages/x", "/h/__pycache__/m.cpython.pyc", "/tmp/ompi.host.1/x",
+                        "/tmp/openmpi-sessions-1/x", "/dev/shm/vader_segment.1", "/tmp/mpich_1", "/tmp/ucx_x",
+                        "/h/m.pyc", "/h/m.so", "/h/m.so.1", "/h/s/"})
+    EXPECT_EQ(is_environment_file(p, Role::kOther), std::string_view(p) != "/h/s/") << p;
+  for (const char* p : {"/data/x", "/usrx/y", "/h/Site-Packages/x", "/h/sitepackages/", "/h/m.PYC", "/h/so", "/", ""})
+    EXPECT_FALSE(is_environment_file(p, Role::kOther)) << p;
+}

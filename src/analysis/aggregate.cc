@@ -498,22 +498,22 @@ STRATA_HOT_INLINE void UnitAgg::count_file(Proc& p, const IoEvent& e, const Fact
       break;
     case Op::kRead:
     case Op::kWrite: {
+      FileAccess& acc = pf.access.get();
       if (f.is_read) {
         ++pf.reads;
         pf.read_ns += e.dur;
         if (bytes > 0) {
           pf.bytes_read += bytes;
-          pf.max_read = std::max(pf.max_read, bytes);
-          pf.min_read = std::min(pf.min_read, bytes);
+          acc.max_read = std::max(acc.max_read, bytes);
+          acc.min_read = std::min(acc.min_read, bytes);
         }
       } else {
         ++pf.writes;
         pf.write_ns += e.dur;
         if (bytes > 0) pf.bytes_written += bytes;
       }
-      FileAccess& acc = pf.access.get();
       if (off >= 0 && bytes >= 0) {
-        pf.offsets_known = true;
+        acc.offsets_known = true;
         pf.extent = std::max(pf.extent, off + bytes);
         if (f.is_read) acc.coverage.insert(off, off + bytes);
         // reservoir sample of accesses
@@ -554,16 +554,18 @@ STRATA_HOT_INLINE void UnitAgg::count_file(Proc& p, const IoEvent& e, const Fact
 }
 
 void UnitAgg::end() {
-  // Resolve ids while the source's tables are alive: each path once, into
-  // the pool the Job's files will view.
+  // Resolve ids while the source's tables are alive, into the pool the
+  // Job's files will view: each file's path into the file (no table by path
+  // id: a unit can hold millions of paths); a Darshan record's path is its
+  // file's, or, for a record without one (profile mode), in record_names_.
   func_infos_ = tables_->funcs;
-  auto name = [&](uint32_t id) {
-    if (id >= path_names_.size()) path_names_.resize(id + 1);
-    if (path_names_[id].empty()) path_names_[id] = paths_.add(tables_->str(id));
-  };
   for (auto& [pid, p] : procs_) {
     p->engine.finalize();
-    for (uint32_t id : p->file_paths) name(id);
+    for (size_t i = 0; i < p->files.size(); ++i) p->files[i].path = paths_.add(tables_->str(p->file_paths[i]));
+    auto name = [&](uint32_t id) {
+      if (id < p->file_idx.size() && p->file_idx[id]) return;
+      if (!record_names_.count(id)) record_names_.emplace(id, paths_.add(tables_->str(id)));
+    };
     for (auto& r : p->engine.posix()) name(r.file);
     for (auto& r : p->engine.stdio()) name(r.file);
   }
@@ -587,7 +589,6 @@ void UnitAgg::merge_into(Job& job) {
   approximate_.clear();
   warnings_.clear();
   if (!sizes_known_) job.sizes_known = false;
-  auto path_of = [&](uint32_t id) { return std::string(id < path_names_.size() ? path_names_[id] : std::string_view()); };
 
   // functions
   for (size_t i = 0; i < funcs_.size(); ++i) {
@@ -619,6 +620,11 @@ void UnitAgg::merge_into(Job& job) {
   std::sort(pids.begin(), pids.end());
   for (int64_t pid : pids) {
     Proc& p = *procs_[pid];
+    auto path_of = [&](uint32_t id) {
+      if (id < p.file_idx.size() && p.file_idx[id]) return std::string(p.files[p.file_idx[id] - 1].path);
+      auto it = record_names_.find(id);
+      return std::string(it != record_names_.end() ? it->second : std::string_view());
+    };
     ProcResult r;
     r.meta = p.meta;
     r.meta_known = p.meta_known;
@@ -674,8 +680,7 @@ void UnitAgg::merge_into(Job& job) {
   procs_.clear();
   last_ = nullptr;
   last_pid_ = INT64_MIN;
-  path_names_.clear();
-  path_names_.shrink_to_fit();
+  record_names_.clear();
 }
 
 // The unit's files join the job's. Each process's files are already FileAggs
@@ -688,12 +693,10 @@ void UnitAgg::merge_files(Job& job, const std::vector<int64_t>& pids) {
     for (size_t i = 0; i < p.files.size(); ++i) {
       FileAgg& fa = p.files[i];
       const uint32_t id = p.file_paths[i];
-      fa.path = path_names_[id];
       fa.set_only_process(pid);
       if (auto* rec = p.engine.find_posix(id)) {
-        fa.seq_reads = rec->counters[counters::POSIX_SEQ_READS];
-        fa.consec_reads = rec->counters[counters::POSIX_CONSEC_READS];
-        fa.counted_reads = rec->counters[counters::POSIX_READS];
+        fa.add_read_order(rec->counters[counters::POSIX_SEQ_READS], rec->counters[counters::POSIX_CONSEC_READS],
+                          rec->counters[counters::POSIX_READS]);
       }
     }
     if (files.empty()) {

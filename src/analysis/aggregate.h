@@ -205,7 +205,7 @@ class UnitAgg : public UnitConsumer {
   std::vector<std::string> by_names_, epoch_names_, loader_names_;
   std::vector<TagAgg> by_aggs_, epoch_aggs_, outside_aggs_;
   PathPool paths_;                       // the unit's paths (end()), moved to the Job's files
-  std::vector<std::string_view> path_names_;  // path id -> in paths_
+  std::unordered_map<uint32_t, std::string_view> record_names_;  // Darshan records' paths without a file (in paths_)
   std::vector<FuncInfo> func_infos_;
   std::set<std::string> approximate_;
   uint64_t events_ = 0;

@@ -22,6 +22,7 @@
 namespace strata::analysis {
 
 namespace fs = std::filesystem;
+using namespace std::string_view_literals;
 
 int64_t parse_size(const std::string& s) {
   if (s.empty()) return -1;
@@ -67,17 +68,65 @@ static std::string lower(std::string s) {
   return s;
 }
 
-static bool has_ext(std::string_view p, std::initializer_list<std::string_view> exts) {
+// s contains `part` (at least 2 bytes): memchr to each place of its first
+// byte, its second compared before the rest. std::string::find and glibc's
+// memmem cost several times more on paths.
+static bool contains(std::string_view s, std::string_view part) {
+  if (s.size() < part.size()) return false;
+  const char* p = s.data();
+  const char* const last = s.data() + (s.size() - part.size());  // the last place it can start
+  while (p <= last) {
+    p = static_cast<const char*>(std::memchr(p, part[0], static_cast<size_t>(last - p) + 1));
+    if (!p) return false;
+    if (p[1] == part[1] && std::memcmp(p + 2, part.data() + 2, part.size() - 2) == 0) return true;
+    ++p;
+  }
+  return false;
+}
+
+// std::tolower of each byte of s into out (s.size() bytes) in the "C" locale
+// (strata never sets one), 8 bytes at a time.
+static void to_lower_ascii(std::string_view s, char* out) {
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t x;
+    std::memcpy(&x, s.data() + i, 8);
+    constexpr uint64_t k7f = 0x7f7f7f7f7f7f7f7full, k80 = 0x8080808080808080ull, k01 = 0x0101010101010101ull;
+    const uint64_t low7 = x & k7f;
+    const uint64_t ge_a = low7 + (0x80 - 'A') * k01;      // bit 7 set where the low 7 bits >= 'A'
+    const uint64_t gt_z = low7 + (0x7f - 'Z') * k01;      // bit 7 set where they are > 'Z'
+    const uint64_t upper = (ge_a ^ gt_z) & ~x & k80;      // 'A'..'Z', not a byte >= 0x80
+    x |= upper >> 2;                                      // + 0x20
+    std::memcpy(out + i, &x, 8);
+  }
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    out[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+}
+
+// p ends with one of `exts` (each ".x"; a two-part one like ".csv.log" only
+// where the list also holds its last part): p's extension, from its last '.'
+// after the last '/', is one of them.
+static bool has_ext(std::string_view ext, std::initializer_list<std::string_view> exts) {
+  if (ext.empty()) return false;
   for (std::string_view e : exts)
-    if (p.ends_with(e)) return true;
+    if (ext == e) return true;
   return false;
 }
 
 // The name tests are lambdas, evaluated only where a rule reaches them: most
 // files of a large job (metadata only) are decided by the first two.
-static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
-  FileVerdict v;
-  if (evidence) v.path = f.path;
+// Fills v, reusing its strings' storage (json_files classifies every file of
+// the job into one FileVerdict).
+static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdict& v) {
+  v.role = Role::kOther;
+  v.nprocs = 0;
+  v.shared = false;
+  v.reread = -1;
+  v.per_open = -1;
+  v.metadata_bound = false;
+  size_t nev = 0;  // evidence items so far (v.evidence is cut to it at the end)
   // Processes that share the file: those that read or wrote it (a launcher
   // that only stat()s or opens it does not share its data; the text report's
   // "I/O strategy" counts the same way). Metadata-only files: every process.
@@ -102,13 +151,13 @@ static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
   // whole vs partial per reading process
   int whole = 0, partial = 0;
   for (const FileProcRef fp : f.procs()) {
-    if (fp.pf.reads == 0 || !fp.pf.offsets_known || f.extent <= 0) continue;
+    if (fp.pf.reads == 0 || !fp.pf.offsets_known() || f.extent <= 0) continue;
     double cov = static_cast<double>(fp.pf.coverage()) / static_cast<double>(f.extent);
     (cov >= 0.99 ? whole : partial)++;
   }
   v.read_extent = whole + partial == 0 ? "unknown" : whole >= partial ? "whole" : "partial";
-  if (f.counted_reads > 1 && job.sizes_known) {
-    double seq = static_cast<double>(f.seq_reads) / static_cast<double>(f.counted_reads - 1);
+  if (f.counted_reads() > 1 && job.sizes_known) {
+    double seq = static_cast<double>(f.seq_reads()) / static_cast<double>(f.counted_reads() - 1);
     v.pattern = seq >= 0.8 ? "sequential" : seq <= 0.2 ? "random" : "mixed";
   } else {
     v.pattern = "unknown";
@@ -118,45 +167,57 @@ static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
   // Lower-cased into a buffer kept across calls: classify runs several times
   // per file of the job.
   thread_local std::string p;
-  p.assign(f.path);
-  for (char& c : p)  // std::tolower in the "C" locale (strata never sets one), without a call per byte
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  p.resize(f.path.size());
+  to_lower_ascii(f.path, p.data());
+  const std::string_view sp(p);
   auto ev = [&](std::string_view s) {
-    if (evidence) v.evidence.emplace_back(s);
+    if (!evidence) return;
+    if (nev < v.evidence.size()) {
+      v.evidence[nev].assign(s);
+    } else {
+      v.evidence.emplace_back(s);
+    }
+    ++nev;
   };
+  auto done = [&] { v.evidence.resize(nev); };
   int64_t max_read_size = 0;
   size_t write_epochs = 0;
   for (const FileProcRef fp : f.procs()) {
-    max_read_size = std::max(max_read_size, fp.pf.max_read);
+    max_read_size = std::max(max_read_size, fp.pf.max_read());
     write_epochs = std::max(write_epochs, fp.pf.write_epochs());
   }
-  auto lib_path = [&] { return p.find("/site-packages/") != std::string::npos ||
-                        p.find("/dist-packages/") != std::string::npos || p.rfind("/usr/lib", 0) == 0 ||
-                        p.rfind("/lib/", 0) == 0 || p.rfind("/lib64/", 0) == 0 || p.rfind("/usr/share", 0) == 0; };
-  auto lib_ext = [&] { return has_ext(p, {".so", ".py", ".pyc", ".pyi", ".pth"}) || p.find(".so.") != std::string::npos; };
-  auto ckpt_name = [&] { return p.find("ckpt") != std::string::npos || p.find("checkpoint") != std::string::npos ||
-                         has_ext(p, {".pt", ".pth", ".ckpt", ".safetensors", ".h5.ckpt", ".keras"}); };
-  auto cfg_ext = [&] { return has_ext(p, {".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf"}) ||
-                       p.rfind("/etc/", 0) == 0; };
-  auto log_ext = [&] { return has_ext(p, {".log", ".out", ".err", ".csv.log"}) || p.find("/log") != std::string::npos ||
-                       p.rfind("/dev/pts", 0) == 0 || p.rfind("/dev/tty", 0) == 0; };
-  auto data_ext = [&] { return has_ext(p, {".npz", ".npy", ".tfrecord", ".tfrecords", ".h5", ".hdf5", ".jpg", ".jpeg",
+  auto lib_path = [&] {
+    return (contains(p, "-packages/") && (contains(p, "/site-packages/") || contains(p, "/dist-packages/"))) ||
+           sp.starts_with("/usr/lib"sv) || sp.starts_with("/lib/"sv) || sp.starts_with("/lib64/"sv) ||
+           sp.starts_with("/usr/share"sv);
+  };
+  std::string_view ext;  // from the last '.' of the file name, "" if none
+  if (const size_t dot = p.find_last_of("./"); dot != std::string::npos && p[dot] == '.')
+    ext = std::string_view(p).substr(dot);
+  auto lib_ext = [&] { return has_ext(ext, {".so", ".py", ".pyc", ".pyi", ".pth"}) || contains(p, ".so."); };
+  auto ckpt_name = [&] { return contains(p, "ckpt") || contains(p, "checkpoint") ||
+                         has_ext(ext, {".pt", ".pth", ".ckpt", ".safetensors", ".h5.ckpt", ".keras"}); };
+  auto cfg_ext = [&] { return has_ext(ext, {".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf"}) ||
+                       sp.starts_with("/etc/"sv); };
+  auto log_ext = [&] { return has_ext(ext, {".log", ".out", ".err", ".csv.log"}) || contains(p, "/log") ||
+                       sp.starts_with("/dev/pts"sv) || sp.starts_with("/dev/tty"sv); };
+  auto data_ext = [&] { return has_ext(ext, {".npz", ".npy", ".tfrecord", ".tfrecords", ".h5", ".hdf5", ".jpg", ".jpeg",
                                     ".png", ".bin", ".dat", ".csv", ".parquet", ".arrow", ".lmdb", ".mdb", ".rec",
                                     ".pkl", ".tar", ".txt", ".raw", ".idx", ".zarr"}); };
-  auto val_name = [&] { return p.find("val") != std::string::npos || p.find("valid") != std::string::npos ||
-                        p.find("test") != std::string::npos || p.find("eval") != std::string::npos; };
+  auto val_name = [&] { return contains(p, "val") || contains(p, "valid") ||
+                        contains(p, "test") || contains(p, "eval"); };
 
   if (lib_ext() || (lib_path() && !wr)) {
     v.role = Role::kLibrary;
     if (lib_ext()) ev("code/library file name (" + std::string(f.path.substr(f.path.find_last_of('.') + 1)) + ")");
     if (lib_path()) ev("under a system or package directory");
     if (f.mmaps) ev(std::to_string(f.mmaps) + " mmap(s): loaded, not read");
-    return v;
+    return done();
   }
   if (wr && !rd && log_ext()) {
     v.role = Role::kLog;
     ev("write-only, log-like name");
-    return v;
+    return done();
   }
   if (wr && (ckpt_name() || write_epochs >= 2 || (f.bytes_written >= (1 << 20) && !log_ext() && !rd))) {
     v.role = Role::kCheckpoint;
@@ -164,18 +225,18 @@ static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
     if (write_epochs >= 2) ev("written in " + std::to_string(write_epochs) + " epochs");
     if (f.bytes_written >= (1 << 20)) ev("large writes (" + std::to_string(f.bytes_written) + " B)");
     if (rd) ev("also read back (restore)");
-    return v;
+    return done();
   }
   if (wr && !rd) {
     v.role = log_ext() || f.writes > 0 ? Role::kLog : Role::kOther;
     ev("write-only, small appends");
-    return v;
+    return done();
   }
   if (rd && cfg_ext() && f.extent < (1 << 20)) {
     v.role = Role::kConfig;
     ev("configuration file name");
     ev("small (" + std::to_string(f.extent) + " B) and read-only");
-    return v;
+    return done();
   }
   if (rd) {
     bool dataset = data_ext() || v.reread > 1.5 || f.extent >= (1 << 20) || f.reads >= 16 || v.nprocs > 1;
@@ -187,22 +248,32 @@ static FileVerdict classify(const FileAgg& f, const Job& job, bool evidence) {
       if (v.nprocs > 1) ev("read by " + std::to_string(v.nprocs) + " processes");
       if (val_name()) ev("validation-like name");
       if (!job.sizes_known) ev("sizes unknown: decided from counts and names only");
-      return v;
+      return done();
     }
     if (cfg_ext()) {
       v.role = Role::kConfig;
       ev("configuration file name");
-      return v;
+      return done();
     }
   }
   v.role = Role::kOther;
   if (!rd && !wr) ev("metadata only (stat/open without data)");
+  return done();
+}
+
+FileVerdict classify_file(const FileAgg& f, const Job& job) {
+  FileVerdict v;
+  classify(f, job, true, v);
   return v;
 }
 
-FileVerdict classify_file(const FileAgg& f, const Job& job) { return classify(f, job, true); }
+void classify_file(const FileAgg& f, const Job& job, FileVerdict& v) { classify(f, job, true, v); }
 
-Role file_role(const FileAgg& f, const Job& job) { return classify(f, job, false).role; }
+Role file_role(const FileAgg& f, const Job& job) {
+  FileVerdict v;
+  classify(f, job, false, v);
+  return v.role;
+}
 
 std::string parent_dir(std::string_view path) {
   std::string p(path);
@@ -605,17 +676,33 @@ DlSummary dl_summary(const Job& job) {
 
 bool is_environment_file(std::string_view path, Role role) {
   if (role == Role::kLibrary) return true;
-  static const char* const prefixes[] = {"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/",
-                                         "/proc/", "/sys/", "/dev/", "/opt/conda/"};
-  for (const char* p : prefixes)
-    if (path.rfind(p, 0) == 0) return true;
+  static constexpr std::string_view prefixes[] = {"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/",
+                                                  "/proc/", "/sys/", "/dev/", "/opt/conda/"};
+  for (std::string_view p : prefixes)
+    if (path.starts_with(p)) return true;
   // Python packages and caches; MPI session directories and shared-memory
-  // segments (Open MPI vader/sm, MPICH, UCX) outside /dev/shm.
-  static const char* const parts[] = {"/site-packages/", "/dist-packages/", "/__pycache__/", "/ompi.",
-                                      "/openmpi-sessions", "vader_segment", "/mpich", "/ucx"};
-  for (const char* p : parts)
-    if (path.find(p) != std::string::npos) return true;
-  return has_ext(path, {".pyc", ".so"}) || path.find(".so.") != std::string::npos;
+  // segments (Open MPI vader/sm, MPICH, UCX) outside /dev/shm. All but one
+  // start with '/': each '/' of the path is tested on the byte after it
+  // (one scan, not one per name).
+  const char* const end = path.data() + path.size();
+  for (const char* s = path.data(); s < end;) {
+    s = static_cast<const char*>(std::memchr(s, '/', static_cast<size_t>(end - s)));
+    if (!s) break;
+    const std::string_view rest(s, static_cast<size_t>(end - s));
+    ++s;
+    if (rest.size() < 2) break;
+    switch (rest[1]) {
+      case 's': if (rest.starts_with("/site-packages/"sv)) return true; break;
+      case 'd': if (rest.starts_with("/dist-packages/"sv)) return true; break;
+      case '_': if (rest.starts_with("/__pycache__/"sv)) return true; break;
+      case 'o': if (rest.starts_with("/ompi."sv) || rest.starts_with("/openmpi-sessions"sv)) return true; break;
+      case 'm': if (rest.starts_with("/mpich"sv)) return true; break;
+      case 'u': if (rest.starts_with("/ucx"sv)) return true; break;
+      default: break;
+    }
+  }
+  if (contains(path, "vader_segment")) return true;
+  return path.ends_with(".pyc") || path.ends_with(".so") || contains(path, ".so.");
 }
 
 namespace {

@@ -49,14 +49,14 @@ enum class Role { kTrainData, kValData, kCheckpoint, kConfig, kLibrary, kLog, kO
 const char* role_name(Role r);
 
 struct FileVerdict {
-  std::string path;
   Role role = Role::kOther;
   std::vector<std::string> evidence;
   size_t nprocs = 0;
   bool shared = false;          // accessed by more than one process
-  std::string access;           // "read-only", "write-only", "read-write", "metadata-only"
-  std::string read_extent;      // "whole", "partial", "unknown" (per reader, majority)
-  std::string pattern;          // "sequential", "random", "mixed", "unknown"
+  // Literals (string_view: no copy per file).
+  std::string_view access;      // "read-only", "write-only", "read-write", "metadata-only"
+  std::string_view read_extent; // "whole", "partial", "unknown" (per reader, majority)
+  std::string_view pattern;     // "sequential", "random", "mixed", "unknown"
   double reread = -1;           // bytes read / file extent (-1 unknown)
   // reread split in opens x per_open: a file read whole once per epoch has
   // per_open 1; an archive whose index is read again (npz) reads ~1.05 per open.
@@ -64,6 +64,8 @@ struct FileVerdict {
   bool metadata_bound = false;  // metadata time > data time
 };
 FileVerdict classify_file(const FileAgg& f, const Job& job);
+// The same into v, reusing its storage (a loop over many files).
+void classify_file(const FileAgg& f, const Job& job, FileVerdict& v);
 // classify_file(f, job).role without building the evidence.
 Role file_role(const FileAgg& f, const Job& job);
 

@@ -1,6 +1,7 @@
 #include "analysis/file_table.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 
@@ -28,51 +29,55 @@ void ProcFile::add_counts(const ProcFile& o) {
 }
 
 FileProcRange::FileProcRange(const FileAgg* f)
-    : f_(f), n_(f->many_.find() ? f->many_.find()->size() : f->single_ ? 1 : 0) {}
+    : f_(f), n_(f->many() ? f->many()->size() : f->single() ? 1 : 0) {}
 
 FileProcRef FileProcRange::iterator::operator*() const {
-  if (const auto* many = f_->many_.find()) return {(*many)[i_].pid, (*many)[i_].pf};
+  if (const auto* many = f_->many()) return {(*many)[i_].pid, (*many)[i_].pf};
   return {f_->only_pid_, *f_};
 }
 
 void FileAgg::set_only_process(int64_t pid) {
   only_pid_ = pid;
-  single_ = true;
+}
+
+void FileAgg::add_read_order(int64_t seq, int64_t consec, int64_t counted) {
+  if (seq == 0 && consec == 0 && counted == 0) return;  // most files: nothing allocated
+  auto& r = extra_.get().order;
+  r.seq += seq;
+  r.consec += consec;
+  r.counted += counted;
 }
 
 void FileAgg::add_process(int64_t pid, ProcFile&& pf) {
   ProcFile& counts = *this;
-  if (!single_ && !many_.find()) {
+  if (!single() && !many()) {
     // The first process: the file's counts are its record. Counts set
     // without a process (tests build files by hand) are added to it.
     ProcFile before = std::move(counts);
     counts = std::move(pf);
     counts.add_counts(before);
     only_pid_ = pid;
-    single_ = true;
     return;
   }
-  if (single_) {
+  if (single()) {
     // A second process: the first one's record moves to the list and the
     // file's counts keep only the sums.
-    auto& list = many_.get();
+    auto& list = many_list();
     list.push_back(FileProc{only_pid_, std::move(counts)});
     counts = ProcFile{};
     counts.add_counts(list.front().pf);
-    single_ = false;
+    only_pid_ = kNoPid;
   }
   counts.add_counts(pf);
-  many_.get().push_back(FileProc{pid, std::move(pf)});
+  many_list().push_back(FileProc{pid, std::move(pf)});
 }
 
 void FileAgg::absorb(FileAgg&& later) {
   if (path.empty()) path = later.path;
-  seq_reads += later.seq_reads;
-  consec_reads += later.consec_reads;
-  counted_reads += later.counted_reads;
-  if (auto* many = later.many_.find()) {
+  add_read_order(later.seq_reads(), later.consec_reads(), later.counted_reads());
+  if (auto* many = later.many()) {
     for (FileProc& fp : *many) add_process(fp.pid, std::move(fp.pf));
-  } else if (later.single_) {
+  } else if (later.single()) {
     add_process(later.only_pid_, std::move(static_cast<ProcFile&>(later)));
   } else {
     add_counts(later);
@@ -121,31 +126,104 @@ namespace {
 
 bool by_path(const FileAgg& a, const FileAgg& b) { return a.path < b.path; }
 
-// Sorts by path, records of one path in their order: the order computed on
-// indices, then each record moved once along its permutation cycle (sorting
-// the records themselves moves each ~log n times; stable_sort's buffer would
-// be half of them again).
-void sort_by_path(std::deque<FileAgg>& files) {
-  if (std::is_sorted(files.begin(), files.end(), by_path)) return;
-  std::vector<uint32_t> from(files.size());  // from[i]: where the i-th in order is now
-  for (uint32_t i = 0; i < from.size(); ++i) from[i] = i;
-  std::sort(from.begin(), from.end(), [&](uint32_t a, uint32_t b) {
-    const int c = files[a].path.compare(files[b].path);
-    return c != 0 ? c < 0 : a < b;
-  });
-  for (uint32_t i = 0; i < from.size(); ++i) {
-    if (from[i] == i) continue;
+// Length of the common prefix of a and b.
+size_t common_prefix(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) return i + static_cast<size_t>(std::countr_zero(x ^ y) / 8);  // little-endian
+  }
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+// The 8 bytes of s from `at` as a number that orders as the bytes do (big
+// endian, 0 past the end): equal keys still need the rest compared.
+uint64_t sort_key(std::string_view s, size_t at) {
+  uint64_t k = 0;
+  if (at + 8 <= s.size()) {
+    std::memcpy(&k, s.data() + at, 8);
+    return __builtin_bswap64(k);
+  }
+  if (at < s.size()) std::memcpy(&k, s.data() + at, s.size() - at);  // the rest stays 0
+  return __builtin_bswap64(k);
+}
+
+// Sorts by path, records of one path in their order. The order is computed
+// on 16-byte items, most significant bytes first: the 8 bytes after the
+// prefix every path shares (a unit's paths often share a long one: one data
+// set's directory), then, for each run of paths that agree on those and go
+// on, the next 8, and so on. Comparisons are of integers in a contiguous
+// array, never of paths through the deque (a cache miss each on millions of
+// files). Then each record is moved once along its permutation cycle
+// (sorting the records themselves moves each ~log n times; stable_sort's
+// buffer would be half of them again).
+// Returns false when no path occurs twice (combine_equal has nothing to do).
+bool sort_by_path(std::deque<FileAgg>& files) {
+  if (files.size() < 2) return false;
+  if (std::is_sorted(files.begin(), files.end(), by_path)) return true;
+  const std::string_view first = files.front().path;
+  size_t shared = first.size();
+  for (const FileAgg& f : files) shared = std::min(shared, common_prefix(first, f.path));
+  struct Item {
+    uint64_t key;  // the path's 8 bytes at the run's depth (0 past its end)
+    uint32_t end;  // how the path ends against those bytes: its length in them, 9 if it goes on
+    uint32_t at;   // where the record is now
+  };
+  // A path that ends inside the 8 bytes sorts before one that goes on with
+  // zeros (equal keys): the shorter first, as std::string compares.
+  auto item_at = [&](uint32_t at, size_t depth) {
+    const std::string_view p = files[at].path;
+    const size_t left = p.size() > depth ? p.size() - depth : 0;
+    return Item{sort_key(p, depth), static_cast<uint32_t>(std::min<size_t>(left, 9)), at};
+  };
+  auto less = [](const Item& a, const Item& b) {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.end != b.end) return a.end < b.end;
+    return a.at < b.at;
+  };
+  std::vector<Item> items(files.size());
+  for (uint32_t i = 0; i < items.size(); ++i) items[i] = item_at(i, shared);
+  std::sort(items.begin(), items.end(), less);
+  // Runs that agree on their 8 bytes and go on: sorted again on the next 8.
+  struct Run {
+    size_t begin, end, depth;
+  };
+  std::vector<Run> todo{{0, items.size(), shared}};
+  bool dups = false;
+  while (!todo.empty()) {
+    const Run r = todo.back();
+    todo.pop_back();
+    for (size_t i = r.begin; i < r.end;) {
+      size_t j = i + 1;
+      while (j < r.end && items[j].key == items[i].key && items[j].end == items[i].end) ++j;
+      if (j - i > 1 && items[i].end != 9) dups = true;  // one path, j - i records
+      if (j - i > 1 && items[i].end == 9) {
+        for (size_t k = i; k < j; ++k) items[k] = item_at(items[k].at, r.depth + 8);
+        std::sort(items.begin() + static_cast<ptrdiff_t>(i), items.begin() + static_cast<ptrdiff_t>(j), less);
+        todo.push_back({i, j, r.depth + 8});
+      }
+      i = j;
+    }
+  }
+  // items[i].at: where the i-th in order is now.
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    if (items[i].at == i) continue;
     FileAgg held = std::move(files[i]);
     uint32_t j = i;
-    while (from[j] != i) {
-      const uint32_t next = from[j];
+    while (items[j].at != i) {
+      const uint32_t next = items[j].at;
       files[j] = std::move(files[next]);
-      from[j] = j;
+      items[j].at = j;
       j = next;
     }
     files[j] = std::move(held);
-    from[j] = j;
+    items[j].at = j;
   }
+  return dups;
 }
 
 // Combines neighbours of one path (files sorted by path, stable).
@@ -170,8 +248,7 @@ void move_front(std::deque<FileAgg>& from, std::deque<FileAgg>& to) {
 }  // namespace
 
 FileTable::FileTable(PathPool pool, std::deque<FileAgg> files) : pool_(std::move(pool)), files_(std::move(files)) {
-  sort_by_path(files_);
-  combine_equal(files_);
+  if (sort_by_path(files_)) combine_equal(files_);
 }
 
 FileTable::FileTable(const FileTable& o) : files_(o.files_) {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/intervals.h"
@@ -62,6 +63,8 @@ struct FileAccess {
   int32_t last_write_group = -1, last_read_group = -1;
   std::vector<Point> samples;
   uint64_t seen = 0;
+  int64_t max_read = 0, min_read = INT64_MAX;  // request sizes of reads that moved bytes
+  bool offsets_known = false;                   // an access's offset was known
 };
 
 // Per (process, file).
@@ -71,9 +74,9 @@ struct ProcFile {
   int64_t bytes_read = 0, bytes_written = 0, read_ns = 0, write_ns = 0, meta_ns = 0;
   int64_t extent = 0;  // max offset + bytes seen
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
-  int64_t max_read = 0, min_read = INT64_MAX;
   Lazy<FileAccess> access;  // allocated by the first read or write
-  bool offsets_known = false;
+  int64_t max_read() const { return access.find() ? access.find()->max_read : 0; }
+  bool offsets_known() const { return access.find() && access.find()->offsets_known; }
   int64_t coverage() const { return access.find() ? access.find()->coverage.measure() : 0; }
   size_t write_epochs() const { return access.find() ? access.find()->write_epochs.size() : 0; }
   // Adds another process's counts (opens .. last_ts: what a file sums).
@@ -130,8 +133,12 @@ class FileProcRange {
 class FileAgg : public ProcFile {
  public:
   std::string_view path;  // in the FileTable's PathPool
-  // POSIX+STDIO Darshan sums over processes (sequential / consecutive reads).
-  int64_t seq_reads = 0, consec_reads = 0, counted_reads = 0;
+  // POSIX+STDIO Darshan sums over processes (sequential / consecutive reads),
+  // stored only for a file that has some.
+  int64_t seq_reads() const { return extra_.find() ? extra_.find()->order.seq : 0; }
+  int64_t consec_reads() const { return extra_.find() ? extra_.find()->order.consec : 0; }
+  int64_t counted_reads() const { return extra_.find() ? extra_.find()->order.counted : 0; }
+  void add_read_order(int64_t seq, int64_t consec, int64_t counted);
 
   FileProcRange procs() const { return FileProcRange(this); }
   // The counts so far are process `pid`'s record (a file with no process yet).
@@ -145,9 +152,24 @@ class FileAgg : public ProcFile {
   friend class FileProcRange;
   template <class Ar>
   friend void fields(Ar& ar, FileAgg& x);
-  int64_t only_pid_ = 0;
-  bool single_ = false;                // one process: only_pid_, its record is *this
-  Lazy<std::vector<FileProc>> many_;  // two or more: every one
+  // What most files (one process, no reads) never need, in one allocation:
+  // 168 bytes a file, three to a deque block.
+  struct Extra {
+    std::vector<FileProc> many;  // two or more processes: every one (else empty)
+    struct {
+      int64_t seq = 0, consec = 0, counted = 0;
+    } order;
+  };
+  static constexpr int64_t kNoPid = INT64_MIN;
+  bool single() const { return only_pid_ != kNoPid; }
+  const std::vector<FileProc>* many() const {
+    const Extra* e = extra_.find();
+    return e && !e->many.empty() ? &e->many : nullptr;
+  }
+  std::vector<FileProc>* many() { return const_cast<std::vector<FileProc>*>(std::as_const(*this).many()); }
+  std::vector<FileProc>& many_list() { return extra_.get().many; }
+  int64_t only_pid_ = kNoPid;  // one process: its pid, its record is *this
+  Lazy<Extra> extra_;
 };
 
 // Paths, each stored once, in chunks that never move: a string_view into the

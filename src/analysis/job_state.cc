@@ -34,23 +34,24 @@ template <class Ar> void fields(Ar& ar, IntervalSet& x) {
   ar(measure, clipped);
   if constexpr (std::is_same_v<Ar, serial::Reader>) x.freeze(measure, clipped);
 }
-template <class Ar> void fields(Ar& ar, FileAccess& x) { ar(x.coverage, x.write_epochs, x.read_epochs, x.samples, x.seen); }
+template <class Ar> void fields(Ar& ar, FileAccess& x) {
+  ar(x.coverage, x.write_epochs, x.read_epochs, x.samples, x.seen, x.max_read, x.min_read, x.offsets_known);
+}
 template <class Ar> void fields(Ar& ar, ProcFile& x) {
   ar(x.opens, x.fdopens, x.reads, x.writes, x.stats, x.seeks, x.mmaps, x.other_meta, x.bytes_read, x.bytes_written,
-     x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts, x.max_read, x.min_read);
+     x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts);
   // The same bytes with or without the access part (an absent one reads as
   // empty); loading allocates it only when it holds something.
   if constexpr (std::is_same_v<Ar, serial::Reader>) {
     FileAccess acc;
     ar(acc);
     if (acc.seen || !acc.coverage.empty() || !acc.write_epochs.empty() || !acc.read_epochs.empty() ||
-        !acc.samples.empty())
+        !acc.samples.empty() || acc.max_read != 0 || acc.min_read != INT64_MAX || acc.offsets_known)
       x.access.get() = std::move(acc);
   } else {
     static FileAccess kNone;
     ar(x.access.find() ? const_cast<FileAccess&>(*x.access.find()) : kNone);
   }
-  ar(x.offsets_known);
 }
 template <class Ar> void fields(Ar& ar, ProcessMeta& x) {
   ar(x.pid, x.ppid, x.rank, x.host, x.exe, x.cmdline, x.start_ns, x.source_file);
@@ -63,10 +64,15 @@ template <class Ar> void fields(Ar& ar, ProcResult& x) {
 template <class Ar> void fields(Ar& ar, FileProc& x) { ar(x.pid, x.pf); }
 // The path is the table's (fields of FileTable).
 template <class Ar> void fields(Ar& ar, FileAgg& x) {
-  ar(static_cast<ProcFile&>(x), x.seq_reads, x.consec_reads, x.counted_reads, x.only_pid_, x.single_);
-  bool many = x.many_.find() != nullptr;
+  int64_t seq = x.seq_reads(), consec = x.consec_reads(), counted = x.counted_reads();
+  ar(static_cast<ProcFile&>(x), seq, consec, counted, x.only_pid_);
+  if constexpr (std::is_same_v<Ar, serial::Reader>) {
+    if (auto* e = x.extra_.find()) e->order = {};
+    x.add_read_order(seq, consec, counted);
+  }
+  bool many = x.many() != nullptr;
   ar(many);
-  if (many) ar(x.many_.get());
+  if (many) ar(x.many_list());
 }
 template <class Ar> void fields(Ar& ar, FileTable& x) {
   uint64_t n = x.size();

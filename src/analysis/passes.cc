@@ -30,6 +30,7 @@ class JobState final : public PassState {
  public:
   explicit JobState(const AggConfig& cfg) : agg_(cfg) {}
   void begin(const std::string& unit, const Tables* t, bool sizes_known) override {
+    flush();
     agg_.begin(unit, t, sizes_known);
   }
   void process(const ProcessMeta& m) override { agg_.process(m); }
@@ -43,20 +44,44 @@ class JobState final : public PassState {
   }
   void warning(const std::string& w) override { agg_.warning(w); }
   void approximate(const std::string& f) override { agg_.approximate(f); }
+  // The unit's paths are resolved here, while the source's tables are alive;
+  // its files become the job's (a sort of millions of files, on some jobs)
+  // at the state's next use (flush()): by then the source has freed the
+  // unit's reader and its dictionary, a string per path.
   void end() override {
     agg_.end();
+    pending_ = true;
+  }
+  void merge(PassState& later) override {
+    flush();
+    auto& l = static_cast<JobState&>(later);
+    l.flush();
+    merge_jobs(job_, l.job_);
+  }
+  std::string save() const override {
+    const_cast<JobState*>(this)->flush();
+    return save_job(job_);
+  }
+  void load(std::string_view bytes) override {
+    flush();
+    load_job(bytes, job_);
+  }
+  Job& job() {
+    flush();
+    return job_;
+  }
+
+ private:
+  void flush() {
+    if (!pending_) return;
+    pending_ = false;
     Job unit;
     agg_.merge_into(unit);
     merge_jobs(job_, unit);
   }
-  void merge(PassState& later) override { merge_jobs(job_, static_cast<JobState&>(later).job_); }
-  std::string save() const override { return save_job(job_); }
-  void load(std::string_view bytes) override { load_job(bytes, job_); }
-  Job& job() { return job_; }
-
- private:
   UnitAgg agg_;
   Job job_;
+  bool pending_ = false;  // a unit ended, not yet merged into job_
 };
 
 // Job-wide notes that need the merged job (they depend on every unit).

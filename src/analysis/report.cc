@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -489,7 +490,7 @@ void print_checkpoint_dir(const std::string& dir, const std::vector<const FileAg
     read += f->bytes_read;
     for (const FileProcRef fp : f->procs())
       if (fp.pf.reads + fp.pf.writes) pids.insert(fp.pid);
-    names += (names.empty() ? "" : "; ") + std::string(f->path.substr(dir.size())) + " " + classify_file(*f, job).access + " " +
+    names += (names.empty() ? "" : "; ") + std::string(f->path.substr(dir.size())) + " " + std::string(classify_file(*f, job).access) + " " +
              fmt_s(f->read_ns + f->write_ns + f->meta_ns);
   }
   out << "  checkpoint " << dir << ": " << plural(files.size(), "file", "files");
@@ -537,9 +538,10 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   size_t hidden = 0;
   FileTotals env, rest;
   const bool list_all = o.all || !o.path.empty();
+  FileVerdict v;  // reused: one per file of the job
   for (const FileAgg& f : job.files) {
     if (!path_selected(o, f.path)) continue;
-    FileVerdict v = classify_file(f, job);
+    classify_file(f, job, v);
     bool in_dir = false;
     for (auto& [dir, role] : rolled)
       in_dir = in_dir || (role == v.role && f.path.compare(0, dir.size(), dir) == 0);
@@ -775,29 +777,69 @@ void json_functions([[maybe_unused]] const Job& job, [[maybe_unused]] const Anal
 
 namespace {
 
-// One JSON object built in a string: json_files writes one per file of the
-// job (millions on some jobs), where an ostream call per field costs more
-// than everything else the analysis does per file. Numbers as the ostream
-// would print them (integers; doubles as %g with 6 digits).
+// One JSON object per file written straight into a buffer: json_files
+// writes one per file of the job (millions on some jobs), where an ostream
+// call, or even a std::string append, per field costs more than everything
+// else the analysis does per file. The caller reserves room for the object
+// (room()); every write is then a memcpy or to_chars at a pointer.
+// Numbers as the ostream would print them (integers; doubles as %g with 6
+// digits).
 class JsonObject {
  public:
-  explicit JsonObject(std::string& buf) : buf_(buf) {}
-  JsonObject& raw(std::string_view s) {
-    buf_.append(s);
+  explicit JsonObject(char* at) : p_(at) {}
+  char* end() const { return p_; }
+  template <size_t N>
+  JsonObject& raw(const char (&s)[N]) {  // a literal: its length is known here
+    std::memcpy(p_, s, N - 1);
+    p_ += N - 1;
     return *this;
   }
-  JsonObject& str(std::string_view s) {
-    json::append_quoted(buf_, s);
+  JsonObject& raw(std::string_view s) {
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
     return *this;
+  }
+  // At most 6 bytes per byte of s and 2 quotes (json::append_quoted's worst case).
+  static size_t room(std::string_view s) { return 6 * s.size() + 2; }
+  JsonObject& str(std::string_view s) {
+    *p_++ = '"';
+    if (plain(s)) {  // plain ASCII (nearly every path): one copy
+      std::memcpy(p_, s.data(), s.size());
+      p_ += s.size();
+    } else {
+      thread_local std::string esc;
+      esc.clear();
+      json::append_escaped(esc, s);
+      std::memcpy(p_, esc.data(), esc.size());
+      p_ += esc.size();
+    }
+    *p_++ = '"';
+    return *this;
+  }
+  // Every byte of s is copied as it is by json::append_escaped: printable
+  // ASCII but '"' and '\\'. 8 bytes at a time.
+  static bool plain(std::string_view s) {
+    size_t i = 0;
+    constexpr uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
+    auto has_zero = [](uint64_t v) { return (v - k01) & ~v & k80; };
+    for (; i + 8 <= s.size(); i += 8) {
+      uint64_t x;
+      std::memcpy(&x, s.data() + i, 8);
+      // bytes >= 0x80; bytes < 0x20 (x - 0x20 borrows where the byte is below,
+      // exact for bytes < 0x80, which the first test covers); '"'; '\\'.
+      if ((x & k80) | ((x - 0x20 * k01) & ~x & k80) | has_zero(x ^ ('"' * k01)) | has_zero(x ^ ('\\' * k01)))
+        return false;
+    }
+    for (; i < s.size(); ++i)
+      if (!json::detail::kPlain.v[static_cast<unsigned char>(s[i])]) return false;
+    return true;
   }
   JsonObject& num(int64_t v) {
-    char b[24];
-    buf_.append(b, static_cast<size_t>(std::to_chars(b, b + sizeof b, v).ptr - b));
+    p_ = std::to_chars(p_, p_ + 24, v).ptr;
     return *this;
   }
   JsonObject& num(uint64_t v) {
-    char b[24];
-    buf_.append(b, static_cast<size_t>(std::to_chars(b, b + sizeof b, v).ptr - b));
+    p_ = std::to_chars(p_, p_ + 24, v).ptr;
     return *this;
   }
   JsonObject& num(double v) {  // as printf's %g (to_chars guarantees it)
@@ -805,14 +847,16 @@ class JsonObject {
     // doubles are -1 (unknown), and to_chars(double) costs ~20x more.
     if (v > -1e6 && v < 1e6 && v == static_cast<double>(static_cast<int64_t>(v)) && (v != 0 || !std::signbit(v)))
       return num(static_cast<int64_t>(v));
-    char b[40];
-    buf_.append(b, static_cast<size_t>(std::to_chars(b, b + sizeof b, v, std::chars_format::general, 6).ptr - b));
+    p_ = std::to_chars(p_, p_ + 40, v, std::chars_format::general, 6).ptr;
     return *this;
   }
-  JsonObject& boolean(bool v) { return raw(v ? "true" : "false"); }
+  JsonObject& boolean(bool v) {
+    if (v) return raw("true");
+    return raw("false");
+  }
 
  private:
-  std::string& buf_;
+  char* p_;
 };
 
 }  // namespace
@@ -821,31 +865,50 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   out << ",\n \"files\": [";
   bool first = true;
   std::string buf;
+  buf.resize(1u << 17);
+  size_t used = 0;
+  FileVerdict v;
   for (const FileAgg& f : job.files) {
     if (!path_selected(o, f.path)) continue;
-    FileVerdict v = classify_file(f, job);
-    JsonObject j(buf);
-    j.raw(first ? "\n  " : ",\n  ").raw("{\"path\": ").str(f.path).raw(", \"role\": ").str(role_name(v.role));
-    j.raw(", \"evidence\": [");
-    for (size_t i = 0; i < v.evidence.size(); ++i) j.raw(i ? "," : "").str(v.evidence[i]);
-    j.raw("], \"processes\": ").num(v.nprocs).raw(", \"shared\": ").boolean(v.shared);
-    j.raw(", \"access\": ").str(v.access).raw(", \"read_extent\": ").str(v.read_extent);
-    j.raw(", \"pattern\": ").str(v.pattern).raw(", \"reread\": ").num(v.reread).raw(", \"reread_per_open\": ").num(v.per_open);
-    j.raw(", \"metadata_bound\": ").boolean(v.metadata_bound).raw(", \"opens\": ").num(f.opens);
-    j.raw(", \"fdopens\": ").num(f.fdopens);
-    j.raw(", \"reads\": ").num(f.reads).raw(", \"writes\": ").num(f.writes).raw(", \"stats\": ").num(f.stats);
-    j.raw(", \"seeks\": ").num(f.seeks).raw(", \"mmaps\": ").num(f.mmaps);
-    j.raw(", \"bytes_read\": ").num(job.sizes_known ? f.bytes_read : int64_t{-1});
-    j.raw(", \"bytes_written\": ").num(job.sizes_known ? f.bytes_written : int64_t{-1});
-    j.raw(", \"extent\": ").num(job.sizes_known ? f.extent : int64_t{-1}).raw(", \"read_ns\": ").num(f.read_ns);
-    j.raw(", \"write_ns\": ").num(f.write_ns).raw(", \"meta_ns\": ").num(f.meta_ns).raw("}");
+    classify_file(f, job, v);
+    // The fixed text and the numbers of one object take under 1 KiB.
+    size_t room = 1024 + JsonObject::room(f.path) + JsonObject::room(v.access) + JsonObject::room(v.read_extent) +
+                  JsonObject::room(v.pattern);
+    for (const std::string& e : v.evidence) room += JsonObject::room(e) + 1;
+    if (buf.size() - used < room) {
+      out.write(buf.data(), static_cast<std::streamsize>(used));
+      used = 0;
+      if (buf.size() < room) buf.resize(room);
+    }
+    {
+      JsonObject j(buf.data() + used);
+      j.raw(first ? std::string_view("\n  ") : std::string_view(",\n  ")).raw("{\"path\": ").str(f.path);
+      j.raw(", \"role\": ").str(role_name(v.role));
+      j.raw(", \"evidence\": [");
+      for (size_t i = 0; i < v.evidence.size(); ++i) {
+        if (i) j.raw(",");
+        j.str(v.evidence[i]);
+      }
+      j.raw("], \"processes\": ").num(v.nprocs).raw(", \"shared\": ").boolean(v.shared);
+      j.raw(", \"access\": ").str(v.access).raw(", \"read_extent\": ").str(v.read_extent);
+      j.raw(", \"pattern\": ").str(v.pattern).raw(", \"reread\": ").num(v.reread).raw(", \"reread_per_open\": ").num(v.per_open);
+      j.raw(", \"metadata_bound\": ").boolean(v.metadata_bound).raw(", \"opens\": ").num(f.opens);
+      j.raw(", \"fdopens\": ").num(f.fdopens);
+      j.raw(", \"reads\": ").num(f.reads).raw(", \"writes\": ").num(f.writes).raw(", \"stats\": ").num(f.stats);
+      j.raw(", \"seeks\": ").num(f.seeks).raw(", \"mmaps\": ").num(f.mmaps);
+      j.raw(", \"bytes_read\": ").num(job.sizes_known ? f.bytes_read : int64_t{-1});
+      j.raw(", \"bytes_written\": ").num(job.sizes_known ? f.bytes_written : int64_t{-1});
+      j.raw(", \"extent\": ").num(job.sizes_known ? f.extent : int64_t{-1}).raw(", \"read_ns\": ").num(f.read_ns);
+      j.raw(", \"write_ns\": ").num(f.write_ns).raw(", \"meta_ns\": ").num(f.meta_ns).raw("}");
+      used = static_cast<size_t>(j.end() - buf.data());
+    }
     first = false;
-    if (buf.size() >= (1u << 16)) {
-      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-      buf.clear();
+    if (used >= (1u << 16)) {
+      out.write(buf.data(), static_cast<std::streamsize>(used));
+      used = 0;
     }
   }
-  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  out.write(buf.data(), static_cast<std::streamsize>(used));
   out << "]";
 }
 

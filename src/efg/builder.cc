@@ -66,10 +66,16 @@ uint32_t Builder::file_class_of(uint32_t path) {
   if (path >= class_of_path_.size()) class_of_path_.resize(path + 1, 0);
   uint32_t& cls = class_of_path_[path];
   if (cls == 0) {
-    auto [it, fresh] = class_ids_.try_emplace(directory_of(tables_->str(path)), 0);
-    if (fresh) {
+    // directory_of(), without a string per path.
+    const std::string_view p = tables_->str(path);
+    const size_t slash = p.rfind('/');
+    const std::string_view dir = slash == std::string_view::npos ? std::string_view(".")
+                                 : slash == 0                    ? std::string_view("/")
+                                                                 : p.substr(0, slash);
+    auto it = class_ids_.find(dir);
+    if (it == class_ids_.end()) {
+      it = class_ids_.emplace(std::string(dir), static_cast<uint32_t>(class_names_.size() + 1)).first;
       class_names_.push_back(it->first);
-      it->second = static_cast<uint32_t>(class_names_.size());
     }
     cls = it->second;
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -94,7 +95,12 @@ class Builder : public analysis::UnitConsumer {
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_cache_;  // per unit: its ids -> node
   // Per unit: path id -> 1 + directory index (file_class_of), the directories.
   std::vector<uint32_t> class_of_path_;
-  std::unordered_map<std::string, uint32_t> class_ids_;
+  // Looked up by string_view (a new path of a known directory allocates nothing).
+  struct DirHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint32_t, DirHash, std::equal_to<>> class_ids_;
   std::vector<std::string> class_names_;
   std::vector<int64_t> role_cache_;  // per unit: ctx id -> loader tag, -1 none, kUnknownRole not looked up
   // The last event's thread (per unit; map values do not move): consecutive

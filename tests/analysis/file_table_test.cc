@@ -77,6 +77,34 @@ TEST(FileTable, SortsByPathAndCombinesOnePathsRecordsInOrder) {
   EXPECT_THROW(t.at("/d"), std::out_of_range);
 }
 
+// The sort keys on the 8 bytes after the prefix every path shares: paths that
+// end inside those 8 bytes, that agree on them and differ later, a NUL byte
+// (a key padded with zeros ties with it), and one path's records kept in
+// their order, all in the order of std::string's operator<.
+TEST(FileTable, SortsPathsSharingLongPrefixesByteForByte) {
+  const std::string base = "/data/set/shard-";
+  std::vector<std::string> names = {
+      base + "0001/f9",          base + "0001/f10",          base + "0001",        base + "0001/",
+      base + "0001/f9/deeper-a", base + "0001/f9/deeper-b",  base + "000",         base + "0001/f9",
+      base + "1",                base + std::string("0001\0x", 6), base + "0001\x80",  base + "0001/f9/deeper-a",
+      base + "00012345678",      base + "00012345679",       base + "0001234567",  base.substr(0, base.size() - 1)};
+  for (int i = 0; i < 200; ++i) names.push_back(base + "0001/f" + std::to_string((i * 7919) % 200));
+  PathPool pool;
+  std::deque<FileAgg> files;
+  for (size_t i = 0; i < names.size(); ++i) files.push_back(file_of(pool, names[i], static_cast<int64_t>(i + 1), 1, 0));
+  FileTable t(std::move(pool), std::move(files));
+
+  std::vector<std::string> want = names;
+  std::sort(want.begin(), want.end());
+  want.erase(std::unique(want.begin(), want.end()), want.end());
+  ASSERT_EQ(paths(t), want);
+  // Records of one path combined in their order (first seen first).
+  const FileAgg& f9 = t.at(base + "0001/f9");
+  EXPECT_EQ(pids(f9).front(), 1);
+  EXPECT_EQ(pids(f9)[1], 8);
+  EXPECT_EQ(f9.stats, 2u + 1u);  // twice by name, once as "f" + (i * 7919) % 200 == 9
+}
+
 TEST(FileTable, MergeOfInterleavedUnitsKeepsPathOrderAndUnitOrder) {
   PathPool p1, p2;
   std::deque<FileAgg> f1, f2;
@@ -188,4 +216,43 @@ TEST(FileTable, TwoProcessJobCountsExactlyAndSurvivesDaskTrip) {
   ASSERT_EQ(list_units(dir.path()).size(), 2u);
   const std::string merged = merge_bytes(o, analyze_unit_bytes(o, 0), analyze_unit_bytes(o, 1));
   EXPECT_EQ(report_from_bytes(o, merged, true), local.str());
+}
+
+// The name tests of classify_file and is_environment_file, rewritten to scan
+// a path once (file name extension, memchr-based search): each rule still
+// matches where it did, case folded where it was.
+TEST(FileRoles, NameRulesMatchWhereTheyDid) {
+  Job job;
+  PathPool pool;
+  auto role = [&](const std::string& path, uint64_t reads, uint64_t writes, int64_t written = 0) {
+    FileAgg f = file_of(pool, path, 1, 1, reads);
+    f.writes = writes;
+    f.bytes_written = written;
+    return classify_file(f, job).role;
+  };
+  EXPECT_EQ(role("/x/libfoo.so", 1, 0), Role::kLibrary);
+  EXPECT_EQ(role("/x/libfoo.so.1.2", 1, 0), Role::kLibrary);
+  EXPECT_EQ(role("/x/MOD.PY", 1, 0), Role::kLibrary);  // lower-cased
+  EXPECT_EQ(role("/x/a.so/data.bin", 20, 0), Role::kTrainData);  // ".so" of a directory is no extension
+  EXPECT_EQ(role("/env/lib/python3/Site-Packages/x/data", 1, 0), Role::kLibrary);
+  EXPECT_EQ(role("/usr/LIB/x", 1, 0), Role::kLibrary);
+  EXPECT_EQ(role("/run/train.LOG", 0, 3), Role::kLog);
+  EXPECT_EQ(role("/run/out.csv.log", 0, 3), Role::kLog);
+  EXPECT_EQ(role("/run/model.h5.ckpt", 0, 1), Role::kCheckpoint);
+  EXPECT_EQ(role("/run/Checkpoints/step", 0, 1), Role::kCheckpoint);
+  EXPECT_EQ(role("/cfg/Config.YAML", 1, 0), Role::kConfig);
+  EXPECT_EQ(role("/data/val/shard.tfrecord", 1, 0), Role::kValData);
+  EXPECT_EQ(role("/data/train/shard.tfrecord", 1, 0), Role::kTrainData);
+  EXPECT_EQ(role("/data/train/shard", 1, 0), Role::kOther);
+  EXPECT_EQ(role("/data/train.d/noext", 0, 0), Role::kOther);
+  EXPECT_EQ(role("noslash.npy", 1, 0), Role::kTrainData);
+
+  EXPECT_TRUE(is_environment_file("/data/x", Role::kLibrary));
+  for (const char* p : {"/usr/x", "/etc/passwd", "/opt/conda/x", "/home/u/.venv/lib/site-packages/a/b",
+                        "/h/dist-packages/x", "/h/__pycache__/m.cpython.pyc", "/tmp/ompi.host.1/x",
+                        "/tmp/openmpi-sessions-1/x", "/dev/shm/vader_segment.1", "/tmp/mpich_1", "/tmp/ucx_x",
+                        "/h/m.pyc", "/h/m.so", "/h/m.so.1", "/h/s/"})
+    EXPECT_EQ(is_environment_file(p, Role::kOther), std::string_view(p) != "/h/s/") << p;
+  for (const char* p : {"/data/x", "/usrx/y", "/h/Site-Packages/x", "/h/sitepackages/", "/h/m.PYC", "/h/so", "/", ""})
+    EXPECT_FALSE(is_environment_file(p, Role::kOther)) << p;
 }

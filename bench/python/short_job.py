@@ -8,6 +8,7 @@ median over rounds of the paired ratio traced/plain of wall time and of the
 CPU time of the process tree, plus start-up costs measured the same way:
 
     /usr/bin/python3 bench/python/short_job.py --build build --rounds 7
+    /usr/bin/python3 bench/python/short_job.py --build build --rounds 7 --no-gc
 
 Configurations: `default` (all layers, Python layer), `no-torch-patches`
 and `no-numpy-patches` (default with STRATA_PY_TORCH=0 / STRATA_PY_NUMPY=0),
@@ -195,6 +196,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--files", type=int, default=6000)
     ap.add_argument("--json", action="store_true", help="only the JSON figures")
+    ap.add_argument("--no-gc", action="store_true",
+                    help="the job runs with gc.disable(), plain and traced alike: without the "
+                         "garbage collector's thresholds, which any change of the program's "
+                         "allocations (the Python layer's patches too) moves by a whole "
+                         "collection in a DataLoader worker")
     ap.add_argument("--counts", action="store_true",
                     help="only the system calls and page faults each configuration adds (needs perf)")
     args = ap.parse_args()
@@ -205,7 +211,9 @@ def main():
         make_data(data, args.files)
         job = os.path.join(tmp, "job.py")
         with open(job, "w") as f:
-            f.write(JOB)
+            f.write(JOB.replace('if __name__ == "__main__":\n',
+                                'if __name__ == "__main__":\n    import gc; gc.disable()\n')
+                    if args.no_gc else JOB)
         if args.counts:
             print("\n".join(load_free_counts(strata, tmp, [sys.executable, job, data])))
             return

@@ -168,9 +168,9 @@ static PyObject* f_tag_restore(PyObject* self, PyObject* const* a, Py_ssize_t n)
 
 /* ---- IoCall: a library function that records one I/O event per call ----------
  *
- * io_call(orig, name, cat, array_type, not_type) returns a callable that calls
- * orig(*args, **kwargs) and records complete_io(name, cat, t0, dur, path of
- * the first argument, bytes, bytes): the numpy.load/fromfile and
+ * io_call(orig, name, cat, array_type, not_type, param) returns a callable
+ * that calls orig(*args, **kwargs) and records complete_io(name, cat, t0,
+ * dur, path of the first argument (or of the keyword `param`), bytes, bytes): the numpy.load/fromfile and
  * PIL.Image.open patches of _auto.py. The same wrapper in Python cost ~0.6 us
  * a call, ~1.5 us when the argument is a file object (os.fspath raises), and
  * np.load runs two of them per .npy file; here it is the two clock reads and
@@ -184,35 +184,31 @@ typedef struct {
   PyObject* cat;         /* bytes */
   PyObject* array_type;  /* type or None */
   PyObject* not_type;    /* type or None */
+  PyObject* param;       /* str: the name of the file parameter, when passed by keyword */
   PyObject* dict;        /* __wrapped__, __name__, __doc__ ... (functools.update_wrapper) */
+  PyObject* weakrefs;    /* weakref.ref(np.load) works on the function it replaced */
   vectorcallfunc vectorcall;
 } IoCall;
 
-/* The path a file argument names, as bytes (new reference), or NULL with no
- * error set: str (UTF-8, surrogateescape), bytes, os.PathLike, or an object
- * with a str/bytes `name` (an open file). */
 static PyObject *s_fspath, *s_name, *s_nbytes; /* interned attribute names */
 
-/* Whether f's type defines __fspath__ (the MRO walk of _PyType_Lookup): asking
- * os.fspath of an open file would raise and format a TypeError per call. */
-static int has_fspath(PyObject* f) {
-  PyObject* mro = Py_TYPE(f)->tp_mro;
-  if (!mro || !PyTuple_Check(mro)) return 0;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
-    PyObject* d = ((PyTypeObject*)PyTuple_GET_ITEM(mro, i))->tp_dict;
-    if (d && PyDict_GetItemWithError(d, s_fspath)) return 1;
-  }
-  PyErr_Clear();
-  return 0;
-}
+/* Whether f's type defines __fspath__: asking os.fspath of an open file
+ * would raise and format a TypeError per call. */
+static int has_fspath(PyObject* f) { return _PyType_Lookup(Py_TYPE(f), s_fspath) != NULL; }
 
+/* The path a file argument names, as bytes (new reference), or NULL with no
+ * error set: str (UTF-8, surrogateescape), bytes, os.PathLike, or an object
+ * with a str/bytes `name` (an open file; io.BytesIO has none, and is not
+ * asked through an AttributeError). Errors of the object's own code (a
+ * `name` property that raises) are dropped: the program did not ask. */
 static PyObject* path_bytes(PyObject* f) {
   PyObject* p = NULL;
   if (PyUnicode_Check(f) || PyBytes_Check(f)) {
     p = f;
     Py_INCREF(p);
   } else {
-    p = has_fspath(f) ? PyOS_FSPath(f) : PyObject_GetAttr(f, s_name);
+    if (has_fspath(f)) p = PyOS_FSPath(f);
+    else if (_PyObject_LookupAttr(f, s_name, &p) < 0) p = NULL;
     if (!p) {
       PyErr_Clear();
       return NULL;
@@ -225,9 +221,16 @@ static PyObject* path_bytes(PyObject* f) {
   return b;
 }
 
+/* isinstance without an error left set (an object whose __class__ raises). */
+static int is_instance(PyObject* r, PyObject* type) {
+  const int k = PyObject_IsInstance(r, type);
+  if (k < 0) PyErr_Clear();
+  return k == 1;
+}
+
 static long long result_nbytes(IoCall* w, PyObject* r) {
-  if (w->array_type == Py_None || PyObject_IsInstance(r, w->array_type) != 1) return -1;
-  if (w->not_type != Py_None && PyObject_IsInstance(r, w->not_type) != 0) return -1;
+  if (w->array_type == Py_None || !is_instance(r, w->array_type)) return -1;
+  if (w->not_type != Py_None && is_instance(r, w->not_type)) return -1;
   PyObject* n = PyObject_GetAttr(r, s_nbytes);
   long long v = n ? PyLong_AsLongLong(n) : -1;
   Py_XDECREF(n);
@@ -238,10 +241,23 @@ static long long result_nbytes(IoCall* w, PyObject* r) {
   return v;
 }
 
+/* The file argument: the first positional one, else the keyword `param`. */
+static PyObject* file_argument(IoCall* w, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs > 0) return args[0];
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nkw; ++i) {
+    const int eq = PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, i), w->param);
+    if (eq == 0) return args[i];
+    if (eq == -1 && PyErr_Occurred()) PyErr_Clear();
+  }
+  return NULL;
+}
+
 static PyObject* iocall_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   IoCall* w = (IoCall*)self;
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  PyObject* path = nargs > 0 ? path_bytes(args[0]) : NULL;
+  PyObject* const file = file_argument(w, args, nargs, kwnames);
+  PyObject* path = file ? path_bytes(file) : NULL;
   const uint64_t t0 = p_now();
   PyObject* r = PyObject_Vectorcall(w->orig, args, nargsf, kwnames);
   const uint64_t t1 = p_now();
@@ -271,12 +287,14 @@ static int iocall_clear(IoCall* w) {
   Py_CLEAR(w->cat);
   Py_CLEAR(w->array_type);
   Py_CLEAR(w->not_type);
+  Py_CLEAR(w->param);
   Py_CLEAR(w->dict);
   return 0;
 }
 
 static void iocall_dealloc(IoCall* w) {
   PyObject_GC_UnTrack(w);
+  if (w->weakrefs) PyObject_ClearWeakRefs((PyObject*)w);
   iocall_clear(w);
   Py_TYPE(w)->tp_free((PyObject*)w);
 }
@@ -328,25 +346,32 @@ static PyTypeObject IoCallType = {
     .tp_getset = iocall_getset,
     .tp_descr_get = iocall_descr_get,
     .tp_dictoffset = offsetof(IoCall, dict),
+    .tp_weaklistoffset = offsetof(IoCall, weakrefs),
 };
+
+static int type_or_none(PyObject* o) { return o == Py_None || PyType_Check(o); }
 
 static PyObject* f_io_call(PyObject* self, PyObject* const* a, Py_ssize_t n) {
   (void)self;
-  if (need_args("io_call", n, 5)) return NULL;
-  if (!PyCallable_Check(a[0]) || !PyBytes_Check(a[1]) || !PyBytes_Check(a[2])) {
-    PyErr_SetString(PyExc_TypeError, "io_call(orig: callable, name: bytes, cat: bytes, array_type, not_type)");
+  if (need_args("io_call", n, 6)) return NULL;
+  if (!PyCallable_Check(a[0]) || !PyBytes_Check(a[1]) || !PyBytes_Check(a[2]) || !type_or_none(a[3]) ||
+      !type_or_none(a[4]) || !PyUnicode_Check(a[5])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "io_call(orig: callable, name: bytes, cat: bytes, array_type: type|None, "
+                    "not_type: type|None, param: str)");
     return NULL;
   }
   IoCall* w = PyObject_GC_New(IoCall, &IoCallType);
   if (!w) return NULL;
-  PyObject* const fields[5] = {a[0], a[1], a[2], a[3], a[4]};
-  for (int i = 0; i < 5; ++i) Py_INCREF(fields[i]);
+  for (int i = 0; i < 6; ++i) Py_INCREF(a[i]);
   w->orig = a[0];
   w->name = a[1];
   w->cat = a[2];
   w->array_type = a[3];
   w->not_type = a[4];
+  w->param = a[5];
   w->dict = NULL;
+  w->weakrefs = NULL;
   w->vectorcall = iocall_vectorcall;
   PyObject_GC_Track(w);
   return (PyObject*)w;
@@ -370,7 +395,7 @@ static PyMethodDef methods[] = {
     {"tag_save", (PyCFunction)(void (*)(void))f_tag_save, METH_FASTCALL, "tag_save() -> int"},
     {"tag_restore", (PyCFunction)(void (*)(void))f_tag_restore, METH_FASTCALL, "tag_restore(saved)"},
     {"io_call", (PyCFunction)(void (*)(void))f_io_call, METH_FASTCALL,
-     "io_call(orig, name: bytes, cat: bytes, array_type, not_type) -> callable recording one event per call"},
+     "io_call(orig, name: bytes, cat: bytes, array_type, not_type, param: str) -> callable recording one event per call"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fast",

@@ -58,7 +58,10 @@ def _pathb(f):
     try:
         p = os.fspath(f)
     except TypeError:
-        p = getattr(f, "name", None)
+        try:
+            p = getattr(f, "name", None)
+        except Exception:  # the object's own code raised: the program did not ask
+            return None
         if not isinstance(p, (str, bytes)):
             return None
     if isinstance(p, str):
@@ -559,20 +562,20 @@ def _patch_torch(torch):
 # --------------------------------------------------------------------------
 # numpy, Pillow, h5py: application-level I/O events naming the file.
 
-def _io_wrapper(orig, name, cat, array_type=None, not_type=None):
+def _io_wrapper(orig, name, cat, param, array_type=None, not_type=None):
     """orig, recording one `name` event per call naming the file of its first
-    argument, with the result's nbytes when it is an array_type (and not a
-    not_type) as size and ret. strata._fast.io_call does it in C; this Python
-    version is for builds without it."""
+    argument (or of the keyword `param`), with the result's nbytes when it is
+    an array_type (and not a not_type) as size and ret. strata._fast.io_call
+    does it in C; this Python version is for builds without it."""
     if _io_call is not None:
-        return _wraps(orig)(_io_call(orig, name, cat, array_type, not_type))
+        return _wraps(orig)(_io_call(orig, name, cat, array_type, not_type, param))
 
     @_wraps(orig)
-    def wrapper(file, *args, **kwargs):
+    def wrapper(*args, **kwargs):
         t0 = _now()
         ok = False
         try:
-            r = orig(file, *args, **kwargs)
+            r = orig(*args, **kwargs)
             ok = True
             return r
         finally:
@@ -581,17 +584,18 @@ def _io_wrapper(orig, name, cat, array_type=None, not_type=None):
             if ok and array_type is not None and isinstance(r, array_type) and \
                     (not_type is None or not isinstance(r, not_type)):
                 n = r.nbytes
-            _complete_io(name, cat, t0, t1 - t0, _pathb(file), n, n)
+            file = args[0] if args else kwargs.get(param)
+            _complete_io(name, cat, t0, t1 - t0, _pathb(file) if file is not None else None, n, n)
     return wrapper
 
 
 def _patch_numpy(np):
-    np.load = _io_wrapper(np.load, b"numpy.load", CAT_NUMPY, np.ndarray, np.memmap)
-    np.fromfile = _io_wrapper(np.fromfile, b"numpy.fromfile", CAT_NUMPY, np.ndarray, np.memmap)
+    np.load = _io_wrapper(np.load, b"numpy.load", CAT_NUMPY, "file", np.ndarray, np.memmap)
+    np.fromfile = _io_wrapper(np.fromfile, b"numpy.fromfile", CAT_NUMPY, "file", np.ndarray, np.memmap)
 
 
 def _patch_pil_image(Image):
-    Image.open = _io_wrapper(Image.open, b"PIL.Image.open", CAT_PIL)
+    Image.open = _io_wrapper(Image.open, b"PIL.Image.open", CAT_PIL, "fp")
 
 
 _bands = {}

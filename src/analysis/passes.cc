@@ -46,8 +46,9 @@ class JobState final : public PassState {
   void approximate(const std::string& f) override { agg_.approximate(f); }
   // The unit's paths are resolved here, while the source's tables are alive;
   // its files become the job's (a sort of millions of files, on some jobs)
-  // at the state's next use (flush()): by then the source has freed the
-  // unit's reader and its dictionary, a string per path.
+  // in finish_unit(), which UnitStates::consume calls once the source has
+  // freed the unit's reader and its dictionary (a string per path), on the
+  // unit's own thread; any other use of the state finishes it first too.
   void end() override {
     agg_.end();
     pending_ = true;
@@ -70,6 +71,7 @@ class JobState final : public PassState {
     flush();
     return job_;
   }
+  void finish_unit() { flush(); }
 
  private:
   void flush() {
@@ -231,7 +233,10 @@ void UnitStates::consume(Source& src, size_t i) {
     FanOut f(to);
     src.read_unit(i, f);
   }
-  if (auto* js = dynamic_cast<JobState*>(states_[0].get())) js->job().source_kind = src.kind();
+  if (auto* js = dynamic_cast<JobState*>(states_[0].get())) {
+    js->finish_unit();  // here, not later under the merge's lock
+    js->job().source_kind = src.kind();
+  }
 }
 
 void UnitStates::merge(UnitStates& later) {

@@ -203,7 +203,9 @@ try:
     Holder().load(str(d / "a.npy"))
 except Exception as e:
     print(type(e).__name__)
-print(np.load(str(d / "a.npy")).sum(), np.load(d / "a.npy").sum())
+import weakref
+print(weakref.ref(np.load)() is np.load)
+print(np.load(str(d / "a.npy")).sum(), np.load(d / "a.npy").sum(), np.load(file=d / "a.npy").sum())
 with open(d / "a.npy", "rb") as f:
     print(np.load(f).sum())
 print(type(np.load(d / "a.npy", mmap_mode="r")).__name__)
@@ -247,7 +249,7 @@ def test_numpy_patches_pass_calls_through_and_record_them(tmp_path, fast):
     got = [(n, p.replace(d, "D") if isinstance(p, str) else None, int(s)) for n, p, s in
            zip(ev["name"].astype(str), ev["path"].astype(object), ev["size"])]
     # np.load of an .npy reads the array with numpy.fromfile on the open file
-    expected = [("numpy.fromfile", "D/a.npy", 128), ("numpy.load", "D/a.npy", 128)] * 3 + [
+    expected = [("numpy.fromfile", "D/a.npy", 128), ("numpy.load", "D/a.npy", 128)] * 4 + [
         ("numpy.load", "D/a.npy", -1),                 # memory map
         ("numpy.load", "D/b.npz", -1),                 # NpzFile, not an array
         ("numpy.fromfile", "D/c.bin", 128), ("numpy.fromfile", "D/c.bin", 32),
@@ -256,3 +258,41 @@ def test_numpy_patches_pass_calls_through_and_record_them(tmp_path, fast):
         ("numpy.load", None, -1)]                      # bound to a Holder: its first argument, raised
     assert sorted(got, key=str) == sorted(expected, key=str)
     assert (ev["size"] == ev["ret"]).all()
+
+
+IO_CALL_EDGES = r'''
+import io, strata._fast as F
+class Weird:
+    @property
+    def __class__(self):
+        raise RuntimeError("no class")
+weird = Weird()
+w = F.io_call(lambda *a, **k: weird, b"edge.weird", b"numpy", list, None, "file")
+print(w("/tmp/x") is weird)                       # isinstance raised: result passes, no error left set
+class Named:
+    @property
+    def name(self):
+        raise KeyError("name")
+w2 = F.io_call(lambda *a, **k: 1, b"edge.named", b"numpy", None, None, "fp")
+print(w2(Named()), w2(io.BytesIO(b"x")), w2(fp="/tmp/kw"), w2())
+try:
+    F.io_call(len, b"x", b"y", "not a type", None, "file")
+except TypeError:
+    print("TypeError")
+'''
+
+
+def test_io_call_edges(tmp_path):
+    """strata._fast.io_call on objects that raise from isinstance or from their
+    `name`, file objects without a name, the file passed by keyword or not at
+    all: the call's result reaches the program untouched, and each call is one
+    event (with the path when one is given)."""
+    script = tmp_path / "edges.py"
+    script.write_text(IO_CALL_EDGES)
+    p = conftest.run_traced(tmp_path / "trace", [conftest.PYTHON, str(script)])
+    assert p.stdout.split() == ["True", "1", "1", "1", "1", "TypeError"]
+    df = strata.read_trace(tmp_path / "trace")
+    ev = df[df["cat"] == "numpy"]
+    got = [(n, p if isinstance(p, str) else None) for n, p in zip(ev["name"].astype(str), ev["path"].astype(object))]
+    assert sorted(got, key=str) == sorted([("edge.weird", "/tmp/x"), ("edge.named", None), ("edge.named", None),
+                                           ("edge.named", "/tmp/kw"), ("edge.named", None)], key=str)

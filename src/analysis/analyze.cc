@@ -68,10 +68,11 @@ static std::string lower(std::string s) {
   return s;
 }
 
-// s contains `part` (at least 2 bytes): memchr to each place of its first
+// s contains `part`: memchr to each place of its first
 // byte, its second compared before the rest. std::string::find and glibc's
 // memmem cost several times more on paths.
 static bool contains(std::string_view s, std::string_view part) {
+  if (part.size() < 2) return s.find(part) != std::string_view::npos;
   if (s.size() < part.size()) return false;
   const char* p = s.data();
   const char* const last = s.data() + (s.size() - part.size());  // the last place it can start

@@ -97,7 +97,7 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
         // built in place in the table's one array.
         tables.ctxs.begin_next();
         if (id > 0) {
-          const std::vector<reader::Tag>& in = dict.context(id);
+          std::span<const reader::Tag> in = dict.context(id);
           for (const reader::Tag& t : in) {
             CtxTag& ct = tables.ctxs.add_tag();
             ct.key = dict.str(t.key);

@@ -3,6 +3,7 @@
 // together with the id tables they refer to; nothing materialises a trace.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -64,6 +65,16 @@ class CtxTable {
   // Or in place: begin_next(), then add_tag() for each of its tags.
   void begin_next() { start_.push_back(static_cast<uint32_t>(tags_.size())); }
   CtxTag& add_tag() { return tags_.emplace_back(); }
+  // Room for `more` ids and `more_tags` tags beyond the current ones, growing
+  // geometrically (a unit's dictionary arrives in many blocks): growing the
+  // tag array tag by tag moved every tag's strings each time.
+  void reserve_more(size_t more, size_t more_tags) {
+    auto grow = [](auto& v, size_t need) {
+      if (need > v.capacity()) v.reserve(std::max(need, 2 * v.capacity()));
+    };
+    grow(start_, start_.size() + more);
+    grow(tags_, tags_.size() + more_tags);
+  }
 
  private:
   std::vector<CtxTag> tags_;

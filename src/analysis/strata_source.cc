@@ -91,6 +91,12 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
         kinds.push_back(n.kind);
         fields.push_back(static_cast<uint8_t>(n.fields));
       }
+      if (tables.ctxs.size() < dict.num_contexts()) {
+        size_t more_tags = 0;
+        for (size_t id = tables.ctxs.size(); id < dict.num_contexts(); ++id)
+          more_tags += dict.context(static_cast<uint32_t>(id)).size();
+        tables.ctxs.reserve_more(dict.num_contexts() - tables.ctxs.size(), more_tags);
+      }
       while (tables.ctxs.size() < dict.num_contexts() || tables.ctxs.empty()) {
         uint32_t id = static_cast<uint32_t>(tables.ctxs.size());
         // Traces tagged per step hold a context per few events: the tags
@@ -103,7 +109,8 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
             ct.key = dict.str(t.key);
             ct.is_int = t.is_int;
             ct.int_value = t.int_value;
-            ct.value = t.is_int ? std::to_string(t.int_value) : dict.str(t.str_value);
+            if (t.is_int) ct.value = std::to_string(t.int_value);
+            else ct.value = dict.str(t.str_value);
           }
         }
         if (id >= dict.num_contexts()) break;

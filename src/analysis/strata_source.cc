@@ -1,6 +1,7 @@
 #include "analysis/strata_source.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -109,8 +110,13 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
             ct.key = dict.str(t.key);
             ct.is_int = t.is_int;
             ct.int_value = t.int_value;
-            if (t.is_int) ct.value = std::to_string(t.int_value);
-            else ct.value = dict.str(t.str_value);
+            if (t.is_int) {
+              char buf[24];
+              const auto res = std::to_chars(buf, buf + sizeof buf, t.int_value);
+              ct.value = tables.ctxs.keep(std::string_view(buf, static_cast<size_t>(res.ptr - buf)));
+            } else {
+              ct.value = dict.str(t.str_value);
+            }
           }
         }
         if (id >= dict.num_contexts()) break;

@@ -18,8 +18,10 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -99,29 +101,56 @@ struct Tag {
   uint32_t str_value = 0;  // string id when !is_int
 };
 
-// Per-file id tables; they grow as DICT blocks are read.
+// Per-file id tables; they grow as DICT blocks are read. Strings and the tags
+// of contexts live in append-only pools of chunks that never move: a view that
+// str(), context() or thread_name() returns stays valid (and unchanged, even if
+// a later DICT block redefines its id) until the Dictionary is destroyed, i.e.
+// as long as its FileReader lives. Copy what must outlive the reader.
 class Dictionary {
  public:
-  const std::string& str(uint32_t sid) const;   // "" for 0 or unknown
+  Dictionary() = default;
+  Dictionary(const Dictionary&) = delete;
+  Dictionary& operator=(const Dictionary&) = delete;
+
+  std::string_view str(uint32_t sid) const { return sid < strings_.size() ? strings_[sid] : std::string_view(); }  // "" for 0 or unknown
   const NameInfo& name(uint32_t nid) const;
-  const std::vector<Tag>& context(uint32_t cid) const;  // empty for 0
-  const std::string& thread_name(uint32_t tid) const;
+  std::span<const Tag> context(uint32_t cid) const {  // empty for 0
+    return cid < contexts_.size() ? contexts_[cid] : std::span<const Tag>();
+  }
+  std::string_view thread_name(uint32_t tid) const;
   const std::vector<std::pair<uint32_t, uint32_t>>& threads() const { return threads_; }  // tid, name sid
   size_t num_strings() const { return strings_.size(); }
   size_t num_names() const { return names_.size(); }
   size_t num_contexts() const { return contexts_.size(); }
 
-  // Used by the decoder.
-  void set_string(uint32_t id, std::string s);
+  // Used by the decoder. set_string copies s into the pool; new_context
+  // returns n tags of the pool to fill before set_context(id, them).
+  void set_string(uint32_t id, std::string_view s);
   void set_name(uint32_t id, NameInfo n);
-  void set_context(uint32_t id, std::vector<Tag> tags);
+  std::span<Tag> new_context(size_t n);
+  void set_context(uint32_t id, std::span<const Tag> tags) { put_at(contexts_, id, tags); }
   void set_thread(uint32_t tid, uint32_t name_sid);
 
  private:
-  std::vector<std::string> strings_;
+  template <class T>
+  static void put_at(std::vector<T>& v, uint32_t id, T value) {
+    if (v.size() <= id) v.resize(id + 1);
+    v[id] = std::move(value);
+  }
+  // Bump allocator over chunks that never move.
+  template <class T>
+  struct Pool {
+    std::vector<std::unique_ptr<T[]>> chunks;
+    T* next = nullptr;
+    size_t left = 0;
+    T* take(size_t n);
+  };
+  std::vector<std::string_view> strings_;
   std::vector<NameInfo> names_;
-  std::vector<std::vector<Tag>> contexts_;
+  std::vector<std::span<const Tag>> contexts_;
   std::vector<std::pair<uint32_t, uint32_t>> threads_;
+  Pool<char> chars_;
+  Pool<Tag> tags_;
 };
 
 // One decoded EVENTS block: one thread's events, as columns of equal length.

@@ -253,7 +253,8 @@ struct Shared {
   std::unordered_map<std::string, int32_t> ctx_ix;
 
   static int32_t intern(std::vector<std::string>& v, std::unordered_map<std::string, int32_t>& ix,
-                        const std::string& s) {
+                        std::string_view sv) {
+    std::string s(sv);
     auto it = ix.find(s);
     if (it != ix.end()) return it->second;
     int32_t id = static_cast<int32_t>(v.size());
@@ -278,11 +279,11 @@ struct Shared {
     std::vector<std::tuple<int32_t, bool, int64_t, std::string>> out;
     std::string k;
     for (const auto& t : tags) {
-      const std::string& key = d.str(t.key);
+      std::string_view key = d.str(t.key);
       int32_t kid = intern(keys, key_ix, key);
       if (static_cast<size_t>(kid) == key_is_int.size()) key_is_int.push_back(true);
       if (!t.is_int) key_is_int[kid] = false;
-      std::string sv = t.is_int ? std::string() : d.str(t.str_value);
+      std::string sv = t.is_int ? std::string() : std::string(d.str(t.str_value));
       k += std::to_string(kid) + (t.is_int ? ":" + std::to_string(t.int_value) : "=" + sv) + '\1';
       out.emplace_back(kid, t.is_int, t.int_value, std::move(sv));
     }
@@ -446,8 +447,8 @@ py::list scan(const std::string& path, bool blocks) {
         std::unordered_map<std::string, bool> seen;
         for (size_t i = 1; i < d.num_contexts(); ++i)
           for (const auto& tag : d.context(i)) {
-            const std::string& k = d.str(tag.key);
-            auto it = seen.find(k);
+            std::string_view k = d.str(tag.key);
+            auto it = seen.find(std::string(k));
             if (it == seen.end()) {
               seen.emplace(k, tag.is_int);
               keys.emplace_back(k, tag.is_int);

@@ -736,7 +736,7 @@ class TagKeys : public UnitConsumer {
   void process(const ProcessMeta&) override {}
   void event(const IoEvent& e) override {
     if (!tables_ || e.ctx == 0 || e.ctx >= tables_->ctxs.size() || !seen_.insert(e.ctx).second) return;
-    for (auto& tag : tables_->ctxs[e.ctx]) keys.insert(tag.key);
+    for (auto& tag : tables_->ctxs[e.ctx]) keys.emplace(tag.key);
   }
   void end() override {
     tables_ = nullptr;

@@ -3,8 +3,11 @@
 // together with the id tables they refer to; nothing materialises a trace.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -38,9 +41,12 @@ struct FuncInfo {
 };
 FuncInfo classify(std::string_view name, std::string_view category);
 
+// Views into the unit's source (its reader's dictionary) or the CtxTable's
+// own text: valid while the unit's Tables live (UnitConsumer::begin to end);
+// copy what must outlive them.
 struct CtxTag {
-  std::string key;
-  std::string value;  // printable value (ints formatted)
+  std::string_view key;
+  std::string_view value;  // printable value (ints formatted)
   bool is_int = true;
   int64_t int_value = 0;
 };
@@ -64,10 +70,38 @@ class CtxTable {
   // Or in place: begin_next(), then add_tag() for each of its tags.
   void begin_next() { start_.push_back(static_cast<uint32_t>(tags_.size())); }
   CtxTag& add_tag() { return tags_.emplace_back(); }
+  // A copy of s held by the table (chunks that never move), for tag text the
+  // source does not keep (formatted ints).
+  std::string_view keep(std::string_view s) {
+    if (s.size() > text_left_) {
+      const size_t size = std::max<size_t>(s.size(), 16u << 10);
+      text_.push_back(std::make_unique_for_overwrite<char[]>(size));
+      text_next_ = text_.back().get();
+      text_left_ = size;
+    }
+    char* p = text_next_;
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    text_next_ += s.size();
+    text_left_ -= s.size();
+    return {p, s.size()};
+  }
+  // Room for `more` ids and `more_tags` tags beyond the current ones, growing
+  // geometrically (a unit's dictionary arrives in many blocks): growing the
+  // tag array tag by tag moved every tag's strings each time.
+  void reserve_more(size_t more, size_t more_tags) {
+    auto grow = [](auto& v, size_t need) {
+      if (need > v.capacity()) v.reserve(std::max(need, 2 * v.capacity()));
+    };
+    grow(start_, start_.size() + more);
+    grow(tags_, tags_.size() + more_tags);
+  }
 
  private:
   std::vector<CtxTag> tags_;
   std::vector<uint32_t> start_;  // per id: its first tag in tags_
+  std::vector<std::unique_ptr<char[]>> text_;  // keep()'s copies
+  char* text_next_ = nullptr;
+  size_t text_left_ = 0;
 };
 
 // Id tables of one input unit. Sources keep funcs and ctxs complete for every

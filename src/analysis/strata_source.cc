@@ -1,6 +1,7 @@
 #include "analysis/strata_source.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -91,19 +92,31 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
         kinds.push_back(n.kind);
         fields.push_back(static_cast<uint8_t>(n.fields));
       }
+      if (tables.ctxs.size() < dict.num_contexts()) {
+        size_t more_tags = 0;
+        for (size_t id = tables.ctxs.size(); id < dict.num_contexts(); ++id)
+          more_tags += dict.context(static_cast<uint32_t>(id)).size();
+        tables.ctxs.reserve_more(dict.num_contexts() - tables.ctxs.size(), more_tags);
+      }
       while (tables.ctxs.size() < dict.num_contexts() || tables.ctxs.empty()) {
         uint32_t id = static_cast<uint32_t>(tables.ctxs.size());
         // Traces tagged per step hold a context per few events: the tags
         // built in place in the table's one array.
         tables.ctxs.begin_next();
         if (id > 0) {
-          const std::vector<reader::Tag>& in = dict.context(id);
+          std::span<const reader::Tag> in = dict.context(id);
           for (const reader::Tag& t : in) {
             CtxTag& ct = tables.ctxs.add_tag();
             ct.key = dict.str(t.key);
             ct.is_int = t.is_int;
             ct.int_value = t.int_value;
-            ct.value = t.is_int ? std::to_string(t.int_value) : dict.str(t.str_value);
+            if (t.is_int) {
+              char buf[24];
+              const auto res = std::to_chars(buf, buf + sizeof buf, t.int_value);
+              ct.value = tables.ctxs.keep(std::string_view(buf, static_cast<size_t>(res.ptr - buf)));
+            } else {
+              ct.value = dict.str(t.str_value);
+            }
           }
         }
         if (id >= dict.num_contexts()) break;

@@ -105,6 +105,12 @@ class VerdictState final : public PassState {
   }
   void event(const IoEvent& e) override {
     if (e.func == skip_func_ && e.ctx == skip_ctx_) return;  // as the last skipped event
+    counted(e);
+  }
+
+ private:
+  // Out of line: the skip test above stays free of counted()'s prologue.
+  [[gnu::noinline]] void counted(const IoEvent& e) {
     if (!tables_ || e.func >= tables_->funcs.size()) return;
     const FuncInfo& f = tables_->funcs[e.func];
     const CtxFlags& c = flags(e.ctx);
@@ -153,6 +159,8 @@ class VerdictState final : public PassState {
     if (io && c.in_step) (f.is_read || f.is_write ? p.step_data_ns : p.step_meta_ns) += e.dur;
     if (io && f.is_read && !c.epoch.empty() && !environment(e.path)) read_ns_of_epoch(c.epoch) += e.dur;
   }
+
+ public:
   void end() override { tables_ = nullptr; }
   void merge(PassState& later) override {
     auto& l = static_cast<VerdictState&>(later);
@@ -179,6 +187,10 @@ class VerdictState final : public PassState {
     if (ctx >= ctx_.size()) ctx_.resize(std::max<size_t>(ctx + 1, tables_ ? tables_->ctxs.size() : 0));  // whole table: not one by one
     CtxFlags& c = ctx_[ctx];
     if (c.known) return c;
+    return fill_flags(c, ctx);
+  }
+  // Once per context id: out of line, so that flags() stays small in event().
+  [[gnu::noinline]] const CtxFlags& fill_flags(CtxFlags& c, uint32_t ctx) {
     c.known = true;
     if (!tables_ || ctx >= tables_->ctxs.size()) return c;
     for (const CtxTag& t : tables_->ctxs[ctx]) {

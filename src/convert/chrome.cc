@@ -100,7 +100,7 @@ uint64_t write_chrome(const std::string& trace, const std::string& out_path) {
       k.known = true;
       for (const auto& t : dict.context(c)) {
         if (!t.is_int) continue;
-        const std::string& key = dict.str(t.key);
+        std::string_view key = dict.str(t.key);
         if (key == "worker") k.worker = t.int_value;
         else if (key == "loader") k.loader = t.int_value;
         else if (key == "epoch") k.epoch = t.int_value;

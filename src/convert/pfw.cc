@@ -38,7 +38,7 @@ class GzSink : public Sink {
   gzFile f_;
 };
 
-uint64_t hash_of(const std::string& s) { return XXH3_64bits(s.data(), s.size()); }
+uint64_t hash_of(std::string_view s) { return XXH3_64bits(s.data(), s.size()); }
 
 class PfwWriter {
  public:
@@ -93,7 +93,7 @@ class PfwWriter {
     uint64_t fhash = 0;
     bool has_path = (f & fmtf::kFieldPath) && b.path[i];
     if (has_path) {
-      const std::string& path = dict.str(b.path[i]);
+      std::string_view path = dict.str(b.path[i]);
       fhash = hash_of(path);
       if (seen_files_.insert(b.path[i]).second) meta("FH", b.tid, path, fhash);
     }
@@ -172,7 +172,7 @@ class PfwWriter {
     j_.i64(dur_us);
     j_.raw(v2_ ? ",\"ph\":1" : ",\"ph\":\"X\"");
   }
-  void meta(const char* kind, uint64_t tid, const std::string& name, uint64_t value) {
+  void meta(const char* kind, uint64_t tid, std::string_view name, uint64_t value) {
     j_.raw("{\"id\":");
     j_.u64(++id_);
     j_.raw(",\"name\":\"");

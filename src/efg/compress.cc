@@ -41,9 +41,9 @@ class NodeClassifier {
   uint32_t dir_of(uint32_t path) {
     if (path == 0) return 0;
     if (path < dir_by_path_.size() && dir_by_path_[path]) return dir_by_path_[path];
-    const std::string& s = dict_.str(path);
+    std::string_view s = dict_.str(path);
     const size_t slash = s.rfind('/');
-    std::string dir = slash == std::string::npos ? std::string() : s.substr(0, slash);
+    std::string dir(slash == std::string::npos ? std::string_view() : s.substr(0, slash));
     auto [it, fresh] = dirs_.try_emplace(std::move(dir), static_cast<uint32_t>(dirs_.size() + 1));
     if (path >= dir_by_path_.size()) dir_by_path_.resize(path + 1, 0);
     return dir_by_path_[path] = it->second;

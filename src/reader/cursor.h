@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "format/varint.h"
 
@@ -30,13 +31,15 @@ struct Cursor {
     if (p >= end) throw std::string("truncated payload");
     return *p++;
   }
-  std::string str() {
+  // A view into the payload: copy it before the payload goes.
+  std::string_view view() {
     uint64_t n = u();
     if (n > static_cast<uint64_t>(end - p)) throw std::string("string runs past the end of its block");
-    std::string s(reinterpret_cast<const char*>(p), n);
+    std::string_view s(reinterpret_cast<const char*>(p), n);
     p += n;
     return s;
   }
+  std::string str() { return std::string(view()); }
 };
 
 }  // namespace strata::reader

@@ -40,30 +40,40 @@ std::string ProcessInfo::cmdline() const {
 
 // ---- Dictionary --------------------------------------------------------------
 namespace {
-const std::string kEmpty;
 const NameInfo kUnknownName{"?", "?", 0, 0};
-const std::vector<Tag> kNoTags;
-
-template <class T>
-void put_at(std::vector<T>& v, uint32_t id, T value) {
-  if (v.size() <= id) v.resize(id + 1);
-  v[id] = std::move(value);
-}
 }  // namespace
 
-const std::string& Dictionary::str(uint32_t sid) const { return sid < strings_.size() ? strings_[sid] : kEmpty; }
-const NameInfo& Dictionary::name(uint32_t nid) const { return nid < names_.size() ? names_[nid] : kUnknownName; }
-const std::vector<Tag>& Dictionary::context(uint32_t cid) const {
-  return cid < contexts_.size() ? contexts_[cid] : kNoTags;
+template <class T>
+T* Dictionary::Pool<T>::take(size_t n) {
+  if (n == 0) return nullptr;
+  if (n > left) {
+    // Chunks of 64 KiB (or one entry's size when larger): a few allocations
+    // per file, and no more than a chunk's tail wasted each time.
+    constexpr size_t kChunk = (64u << 10) / sizeof(T);
+    size_t size = std::max(n, kChunk);
+    chunks.push_back(std::make_unique_for_overwrite<T[]>(size));
+    next = chunks.back().get();
+    left = size;
+  }
+  T* p = next;
+  next += n;
+  left -= n;
+  return p;
 }
-const std::string& Dictionary::thread_name(uint32_t tid) const {
+
+const NameInfo& Dictionary::name(uint32_t nid) const { return nid < names_.size() ? names_[nid] : kUnknownName; }
+std::string_view Dictionary::thread_name(uint32_t tid) const {
   for (auto& [t, sid] : threads_)
     if (t == tid) return str(sid);
-  return kEmpty;
+  return {};
 }
-void Dictionary::set_string(uint32_t id, std::string s) { put_at(strings_, id, std::move(s)); }
+void Dictionary::set_string(uint32_t id, std::string_view s) {
+  char* p = chars_.take(s.size());
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  put_at(strings_, id, std::string_view(p, s.size()));
+}
 void Dictionary::set_name(uint32_t id, NameInfo n) { put_at(names_, id, std::move(n)); }
-void Dictionary::set_context(uint32_t id, std::vector<Tag> tags) { put_at(contexts_, id, std::move(tags)); }
+std::span<Tag> Dictionary::new_context(size_t n) { return {tags_.take(n), n}; }
 void Dictionary::set_thread(uint32_t tid, uint32_t name_sid) {
   for (auto& t : threads_)
     if (t.first == tid) {
@@ -229,18 +239,18 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
       };
       switch (kind) {
         case fmt::DictKind::kString: {
-          grow(dict_.num_strings(), sizeof(std::string));
-          std::string s = c.str();
+          grow(dict_.num_strings(), sizeof(std::string_view));
+          std::string_view s = c.view();
           charge(s.size());
-          dict_.set_string(id32, std::move(s));
+          dict_.set_string(id32, s);
           break;
         }
         case fmt::DictKind::kName: {
           NameInfo n;
           auto name_sid = static_cast<uint32_t>(c.u());
           auto cat_sid = static_cast<uint32_t>(c.u());
-          n.name = dict_.str(name_sid);
-          n.category = dict_.str(cat_sid);
+          n.name = std::string(dict_.str(name_sid));
+          n.category = std::string(dict_.str(cat_sid));
           n.fields = static_cast<uint32_t>(c.u());
           n.kind = c.byte();
           grow(dict_.num_names(), sizeof(NameInfo));
@@ -252,20 +262,21 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
           uint64_t n = c.u();
           if (n > 1024) throw std::string("context with too many tags");
           if (n > static_cast<uint64_t>(c.end - c.p)) throw std::string("context runs past the end of its block");
-          std::vector<Tag> tags(n);
+          std::span<Tag> tags = dict_.new_context(n);
           // Readers render a context's string values (cat, analyze): charged
           // here, so that 1,024 tags naming one long string stay bounded.
           uint64_t bytes = n * sizeof(Tag);
           for (auto& t : tags) {
+            t = Tag{};
             t.key = static_cast<uint32_t>(c.u());
             t.is_int = c.byte() == static_cast<uint8_t>(fmt::TagType::kInt);
             if (t.is_int) t.int_value = c.z();
             else t.str_value = static_cast<uint32_t>(c.u());
             bytes += dict_.str(t.key).size() + (t.is_int ? 0 : dict_.str(t.str_value).size());
           }
-          grow(dict_.num_contexts(), sizeof(std::vector<Tag>));
+          grow(dict_.num_contexts(), sizeof(std::span<const Tag>));
           charge(bytes);
-          dict_.set_context(id32, std::move(tags));
+          dict_.set_context(id32, tags);
           break;
         }
         case fmt::DictKind::kThread:
@@ -276,7 +287,7 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
           auto k = static_cast<uint32_t>(c.u());
           auto v = static_cast<uint32_t>(c.u());
           charge(2 * sizeof(std::string) + dict_.str(k).size() + dict_.str(v).size());
-          process_.metadata.emplace_back(dict_.str(k), dict_.str(v));
+          process_.metadata.emplace_back(std::string(dict_.str(k)), std::string(dict_.str(v)));
           break;
         }
         default: throw std::string("unknown dictionary entry kind " + std::to_string(static_cast<int>(kind)));

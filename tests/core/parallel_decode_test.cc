@@ -102,7 +102,7 @@ Readout read_all(const std::string& file, unsigned decode_threads, const std::st
       r.events += static_cast<int64_t>(b.size_events());
       for (size_t i = 0; i < b.size_events(); ++i) {
         const std::string& name = d.name(b.name[i]).name;
-        const std::string& path = d.str(b.path[i]);
+        std::string_view path = d.str(b.path[i]);
         if (name.rfind("pread", 0) == 0 && path == data_path) ++r.preads_of_data;
         if (name.rfind("open", 0) == 0 && path.find("/work/t") != std::string::npos && b.fd[i] >= 0) ++r.files_created;
       }

@@ -559,7 +559,8 @@ void UnitAgg::end() {
   // id: a unit can hold millions of paths); a Darshan record's path is its
   // file's, or, for a record without one (profile mode), in record_names_.
   func_infos_ = tables_->funcs;
-  for (auto& [pid, p] : procs_) {
+  for (auto& entry : procs_) {
+    auto& p = entry.second;  // a name a lambda can capture (clang 14: not a structured binding)
     p->engine.finalize();
     for (size_t i = 0; i < p->files.size(); ++i) p->files[i].path = paths_.add(tables_->str(p->file_paths[i]));
     auto name = [&](uint32_t id) {

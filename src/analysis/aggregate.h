@@ -185,7 +185,7 @@ class UnitAgg : public UnitConsumer {
   std::span<const CtxTag> tags(uint32_t ctx) const;
   // Slots a per-context cache grows to for `ctx`: the whole table, so that
   // a trace with a context per few events does not grow it one by one.
-  size_t ctx_slots(uint32_t ctx) const { return std::max<size_t>(ctx + 1, tables_ ? tables_->ctxs.size() : 0); }
+  size_t ctx_slots(uint32_t ctx) const { return analysis::ctx_slots(tables_, ctx); }
   int32_t tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
                     std::vector<std::string>& names);
   int32_t epoch_group(uint32_t ctx);

@@ -235,7 +235,7 @@ class CriticalPathState final : public PassState {
 
  private:
   const CtxInfo& info(uint32_t ctx) {
-    if (ctx >= ctx_.size()) ctx_.resize(std::max<size_t>(ctx + 1, tables_ ? tables_->ctxs.size() : 0));  // whole table: not one by one
+    if (ctx >= ctx_.size()) ctx_.resize(ctx_slots(tables_, ctx));
     CtxInfo& c = ctx_[ctx];
     if (c.known) return c;
     c.known = true;

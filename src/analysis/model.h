@@ -112,6 +112,13 @@ struct Tables {
   std::function<std::string_view(uint32_t)> str;
 };
 
+// The size a per-context cache grows to on meeting context `ctx`: the whole
+// table at once, not one id at a time (t may be null between units).
+inline size_t ctx_slots(const Tables* t, uint32_t ctx) {
+  const size_t table = t ? t->ctxs.size() : 0;
+  return ctx + size_t{1} > table ? ctx + size_t{1} : table;
+}
+
 // One event, times in ns since the trace start.
 struct IoEvent {
   int64_t pid = 0;

@@ -184,7 +184,7 @@ class VerdictState final : public PassState {
 
  private:
   const CtxFlags& flags(uint32_t ctx) {
-    if (ctx >= ctx_.size()) ctx_.resize(std::max<size_t>(ctx + 1, tables_ ? tables_->ctxs.size() : 0));  // whole table: not one by one
+    if (ctx >= ctx_.size()) ctx_.resize(ctx_slots(tables_, ctx));
     CtxFlags& c = ctx_[ctx];
     if (c.known) return c;
     return fill_flags(c, ctx);

@@ -81,14 +81,47 @@ constexpr Layer S = Layer::STDIO;
 // fileno() is a call, and sets errno to EBADF for memory streams (-1 here).
 inline int stream_fd(FILE* fp) { return fp ? fp->_fileno : -1; }
 
+// ftello without recording and without touching errno; -1 if unknown.
+int64_t stream_pos(FILE* fp) {
+  const int saved = errno;
+  const int64_t pos = REAL(ftello)(fp);
+  errno = saved;
+  return pos;
+}
+
+// A stream fdopen'ed on a descriptor whose offset is the kernel's (a dup, as
+// numpy's np.load makes) starts where the kernel is when it is first used:
+// spos holds kPosFromKernel until then. Asking costs an lseek, and np.load
+// never needs it: its own ftell and fseek set the position first.
+// `moved`: what the call that just ran consumed (the position is read after it).
+__attribute__((noinline)) int64_t stream_start(FILE* fp, int64_t moved) {
+  const int64_t after = stream_pos(fp);
+  if (after < 0) return 0;  // not seekable: counted from 0, as an unseekable descriptor is
+  return moved > 0 && after >= moved ? after - moved : after;
+}
+
+// The tracked position before a call that moved `moved` bytes.
+__attribute__((always_inline)) inline int64_t position_before(const FdEntry* e, FILE* fp, int64_t moved) {
+  const int64_t off = e->spos.load(std::memory_order_relaxed);
+  return __builtin_expect(off == kPosFromKernel, 0) ? stream_start(fp, moved) : off;
+}
+
+// For calls whose count is only known from positions (getw at the end, ungetc):
+// the start is settled before the call.
+void settle_stream_start(FILE* fp) {
+  FdEntry* e;
+  if (fd_lookup(stream_fd(fp), e) == kFdTraced && e->spos.load(std::memory_order_relaxed) == kPosFromKernel)
+    e->spos.store(stream_start(fp, 0), std::memory_order_relaxed);
+}
+
 // Records a call that moved `moved` bytes (0 at end of file, -1 on error) at
 // the stream's tracked position, and advances it.
 __attribute__((always_inline)) inline void record_moved(IoScope& s, FILE* fp, int64_t size, int64_t moved) {
   const int fd = stream_fd(fp);
   FdEntry* e;
   if (__builtin_expect(fd_lookup(fd, e) != kFdTraced, 0)) return;
-  const int64_t off = e->spos.load(std::memory_order_relaxed);
-  if (moved > 0) e->spos.store(off + moved, std::memory_order_relaxed);
+  const int64_t off = position_before(e, fp, moved);
+  e->spos.store(moved > 0 ? off + moved : off, std::memory_order_relaxed);
   s.record(fd, e->path.load(std::memory_order_relaxed), off, size, moved);
 }
 
@@ -110,14 +143,6 @@ __attribute__((always_inline)) inline int char_io(Fn fn, FILE* fp, int64_t n, Ca
   return r;
 }
 
-// ftello without recording and without touching errno; -1 if unknown.
-int64_t stream_pos(FILE* fp) {
-  const int saved = errno;
-  const int64_t pos = REAL(ftello)(fp);
-  errno = saved;
-  return pos;
-}
-
 // fscanf family: the bytes consumed are the change of the stream position
 // (Darshan does the same); -1 when the call failed with the error indicator.
 template <class Call>
@@ -132,7 +157,8 @@ int scan_io(Fn fn, FILE* fp, Call call) {
   const bool failed = r == EOF && ferror_unlocked(fp);
   s.stop(failed);
   const int64_t after = stream_pos(fp);
-  const int64_t off = e->spos.load(std::memory_order_relaxed);
+  int64_t off = e->spos.load(std::memory_order_relaxed);
+  if (off == kPosFromKernel) off = before >= 0 ? before : 0;
   const int64_t moved = before >= 0 && after >= before ? after - before : 0;
   if (after >= 0) e->spos.store(after, std::memory_order_relaxed);
   s.record(fd, e->path.load(std::memory_order_relaxed), off, -1, failed ? -1 : moved);
@@ -152,8 +178,8 @@ int64_t stream_io(Fn fn, FILE* fp, int64_t size, Call call) {
     s.skip();
     return r;
   }
-  int64_t off = e->spos.load(std::memory_order_relaxed);
-  if (r > 0) e->spos.store(off + r, std::memory_order_relaxed);
+  const int64_t off = position_before(e, fp, r);
+  e->spos.store(r > 0 ? off + r : off, std::memory_order_relaxed);
   s.record(fd, e->path.load(std::memory_order_relaxed), off, size, r);
   return r;
 }
@@ -202,10 +228,10 @@ FILE* stream_open(Fn fn, PathOf path_of, Call call) {
   if (fd >= 0) {
     if (fn != Fn::fdopen) fd_opened(fd, sid, 0);
     else if (FdEntry* e = fd_entry(fd)) {
-      // The stream starts at the descriptor's offset (the kernel's when it is shared).
-      int64_t pos = e->pos.load(std::memory_order_relaxed);
-      if (pos == kPosFromKernel) pos = kernel_offset_before(fd, 0);
-      e->spos.store(pos < 0 ? 0 : pos, std::memory_order_relaxed);
+      // The stream starts at the descriptor's offset; when that is the
+      // kernel's (shared), where the kernel is at the stream's first use.
+      const int64_t pos = e->pos.load(std::memory_order_relaxed);
+      e->spos.store(pos == kPosFromKernel || pos >= 0 ? pos : 0, std::memory_order_relaxed);
     }
   }
   if (path_excluded(sid)) s.skip();
@@ -444,6 +470,7 @@ int getchar() {
 int getw(FILE* fp) {
   IoScope s(Fn::getw, S);
   if (!s.on()) return REAL(getw)(fp);
+  settle_stream_start(fp);
   const int r = REAL(getw)(fp);
   if (r != EOF || !(ferror_unlocked(fp) || feof_unlocked(fp))) {
     s.stop(false);
@@ -469,6 +496,7 @@ int getw(FILE* fp) {
 int ungetc(int c, FILE* fp) {
   IoScope s(Fn::ungetc, S);
   if (!s.on()) return REAL(ungetc)(c, fp);
+  settle_stream_start(fp);
   const int r = REAL(ungetc)(c, fp);
   s.stop(false);
   const int fd = stream_fd(fp);

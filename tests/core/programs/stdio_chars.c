@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #define L(x) ({ __typeof__(x) _v = (x); __asm__ volatile("" : "+r"(_v)); _v; })
 static const char* LS(const char* s) {
@@ -143,7 +145,24 @@ int main(int argc, char** argv) {
   if (errno != EBADF) fail("fputc errno", errno, EBADF);
   EXPECT(fclose(f), 0);
 
-  /* 5. stdin and stdout on files. */
+  /* 5. Streams on a shared description: a stream fdopen'ed on a dup starts
+   * where the kernel is when it is first used (the other descriptor moved it
+   * after the fdopen); numpy's np.load flow (dup, fdopen, ftell, fseek). */
+  int fd = open(P("chars.txt"), O_RDONLY);
+  EXPECT(read(fd, rbuf, L(5)), 5);                      /* 0: 5 */
+  f = fdopen(dup(fd), "r");
+  EXPECT(read(fd, rbuf, L(3)), 3);                      /* 5: 3, the stream now starts at 8 */
+  EXPECT(fread(rbuf, 1, L(4), f), 4);                   /* 8: "llo\n" */
+  EXPECT(fgetc(f), '1');                                /* 12 */
+  EXPECT(fclose(f), 0);
+  f = fdopen(dup(fd), "r");
+  EXPECT(ftell(f), 34);                                 /* the first stream read to the end */
+  EXPECT(fseek(f, L(2), SEEK_SET), 0);
+  EXPECT(getc(f), 'A');                                 /* 2 */
+  EXPECT(fclose(f), 0);
+  EXPECT(close(fd), 0);
+
+  /* 6. stdin and stdout on files. */
   f = fopen(P("in.txt"), "w");
   EXPECT(fputs(LS("kq\n"), f) >= 0, 1);
   EXPECT(fclose(f), 0);

@@ -27,7 +27,7 @@ inline CLI::App* add_analyze_command(CLI::App& app) {
   sub->add_option("--stage-capacity", *cap, "staging advice for a fast tier of this size (e.g. 8GiB)");
   sub->add_option("--stage-speedup", opts->stage_speedup, "fast tier speed relative to the observed one (4)");
   sub->add_option("-j,--threads", opts->threads,
-                  "worker threads: one per process file; given, and with fewer files, the rest decode blocks ahead (default: up to 2, no decoding ahead)");
+                  "worker threads: one per process file; given, and with fewer files, the rest decode blocks ahead and run the passes of one file side by side (default: up to 2, neither)");
   sub->add_option("--top", opts->top, "rows of the text tables: files, functions, staging (3)");
   sub->add_flag("--all", opts->all, "lift the text report's limits; list environment files one by one");
   sub->add_option("--section", opts->sections,

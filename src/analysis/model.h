@@ -189,6 +189,9 @@ class Source {
   // The threads the whole analysis may use (-j). A source may spend those
   // that units leave idle (fewer units than threads) inside a unit.
   virtual void set_threads(unsigned threads) { (void)threads; }
+  // The threads each unit's passes may run on (FanOut): more than one when
+  // units leave threads idle.
+  virtual unsigned unit_threads() const { return 1; }
 };
 
 class InputError : public std::runtime_error {

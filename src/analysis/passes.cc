@@ -8,6 +8,7 @@
 #include "analysis/open_source.h"
 #include "analysis/pass.h"
 #include "analysis/critical_path.h"
+#include "analysis/fan_out.h"
 #include "analysis/modes_pass.h"
 #include "analysis/report_sections.h"
 #include "analysis/serial.h"
@@ -176,46 +177,6 @@ std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o) {
 
 // ---- UnitStates -------------------------------------------------------------------------
 
-namespace {
-
-// Hands one unit's stream to every event pass's state.
-class FanOut : public UnitConsumer {
- public:
-  explicit FanOut(std::vector<PassState*> to) : to_(std::move(to)) {}
-  void begin(const std::string& u, const Tables* t, bool sk) override {
-    for (auto* s : to_) s->begin(u, t, sk);
-  }
-  void process(const ProcessMeta& m) override {
-    for (auto* s : to_) s->process(m);
-  }
-  void event(const IoEvent& e) override {
-    for (auto* s : to_) s->event(e);
-  }
-  // Each pass takes the whole batch in turn: one virtual call per pass and
-  // batch, and each pass's per-event loop stays in its own code and data.
-  void events(std::span<const IoEvent> batch) override {
-    for (auto* s : to_) s->events(batch);
-  }
-  void profile(int64_t pid, const std::vector<counters::PosixRecord>& p,
-               const std::vector<counters::StdioRecord>& s) override {
-    for (auto* x : to_) x->profile(pid, p, s);
-  }
-  void warning(const std::string& w) override {
-    for (auto* s : to_) s->warning(w);
-  }
-  void approximate(const std::string& f) override {
-    for (auto* s : to_) s->approximate(f);
-  }
-  void end() override {
-    for (auto* s : to_) s->end();
-  }
-
- private:
-  std::vector<PassState*> to_;
-};
-
-}  // namespace
-
 UnitStates::UnitStates(const std::vector<std::unique_ptr<Pass>>& passes) {
   for (auto& p : passes) {
     states_.push_back(p->new_state());
@@ -230,7 +191,7 @@ void UnitStates::consume(Source& src, size_t i) {
   if (to.size() == 1) {
     src.read_unit(i, *to[0]);  // the common case: no fan-out call per event
   } else {
-    FanOut f(to);
+    FanOut f(to, src.unit_threads());
     src.read_unit(i, f);
   }
   if (auto* js = dynamic_cast<JobState*>(states_[0].get())) {

@@ -57,14 +57,16 @@ struct ThreadQueue {
 
 }  // namespace
 
-// With fewer files than threads, each file's reader decodes its blocks on
-// the threads the other units leave idle (one large process: all but the
-// unit's own), while the unit's thread aggregates.
-unsigned StrataSource::decode_threads() const {
+// With fewer files than threads, each unit gets the threads the other units
+// leave idle: its reader decodes blocks ahead on all but one of them (one
+// large process: all but the unit's own), and its passes run in as many
+// groups as it has threads (FanOut), so decoding and aggregating both spread.
+unsigned StrataSource::unit_threads() const {
   const size_t running = std::max<size_t>(1, std::min<size_t>(threads_, files_.size()));
-  const size_t per_unit = threads_ / running;
-  return per_unit > 1 ? static_cast<unsigned>(per_unit - 1) : 0;
+  return static_cast<unsigned>(std::max<size_t>(1, threads_ / running));
 }
+
+unsigned StrataSource::decode_threads() const { return unit_threads() - 1; }
 
 void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
   const std::string& file = files_[idx];

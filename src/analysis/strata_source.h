@@ -24,6 +24,7 @@ class StrataSource : public Source {
   void read_unit(size_t i, UnitConsumer& c) override;
   const char* kind() const override { return "strata"; }
   void set_threads(unsigned threads) override { threads_ = threads; }
+  unsigned unit_threads() const override;
   // Events buffered per file while merging threads (bounded memory).
   static constexpr size_t kWindow = 1u << 16;
   // Events handed to the consumer per UnitConsumer::events call (fits in L1/L2).

@@ -158,6 +158,28 @@ TEST(Safety, SharedAndAppendOffsetsAreReal) {
   EXPECT_EQ(writes, expected);
 }
 
+// Descriptors a process never saw opened (inherited across exec): a file is
+// recorded at its real offset under its path, a socket is not recorded, and
+// both still work.
+TEST(Safety, InheritedDescriptorsAreResolvedOrLeftAlone) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "inherited");
+  expect_same(c);
+  EXPECT_EQ(c.traced.run.out, "child 0, socket gave 4 bytes: ping\n");
+  EXPECT_EQ(c.traced.file, "head:abcping");
+  auto events = cat_trace(c.trace);
+  std::vector<Event> writes;
+  for (auto& e : events)
+    if (e.name == "write") writes.push_back(e);
+  EXPECT_EQ(writes.size(), 3u);  // head: and ping (parent), abc (child, fd 7); not the socket's
+  auto child = std::find_if(writes.begin(), writes.end(), [](const Event& e) { return e.fd == 7; });
+  ASSERT_NE(child, writes.end());
+  EXPECT_TRUE(child->path.ends_with("inherited-traced.out")) << child->path;
+  EXPECT_EQ(child->offset, 5);
+  EXPECT_EQ(child->size, 3);
+  for (auto& e : events) EXPECT_EQ(e.path.find("socket:"), std::string::npos) << e.name;
+}
+
 // A path longer than PATH_MAX cannot be recorded: its calls count as drops.
 TEST(Safety, UnrecordablePathsCountAsDrops) {
   TempDir tmp;

@@ -14,6 +14,8 @@
 //   hostile vforkcaps      a vfork child drops its capabilities; the parent then setuid()s
 //   hostile clonekeep      a clone() child (no CLONE_VM) calls prctl: how long it takes
 //   hostile longpath DIR   20 opens of a file whose absolute path exceeds 4096 bytes
+//   hostile inherited OUT  an exec'ed child writes to a file and a socket it inherited
+//                          (descriptors its process never saw opened)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +27,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -209,6 +212,33 @@ static int offsets(const char* out) {
   return 0;
 }
 
+// The exec'ed side of `inherited`: descriptor 7 is OUT at offset 5, 8 a socket.
+static int inherited_child(void) {
+  if (write(7, "abc", 3) != 3 || write(8, "ping", 4) != 4) return 2;
+  return 0;
+}
+
+static int inherited(const char* self, const char* out) {
+  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int sv[2];
+  if (fd < 0 || write(fd, "head:", 5) != 5 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return 2;
+  pid_t child = fork();
+  if (child == 0) {
+    if (dup2(fd, 7) != 7 || dup2(sv[1], 8) != 8) _exit(2);
+    execl(self, self, "inherited-child", (char*)NULL);
+    _exit(3);
+  }
+  close(sv[1]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  char got[16] = {0};
+  ssize_t n = read(sv[0], got, sizeof got - 1);
+  if (n > 0 && write(fd, got, (size_t)n) != n) return 2;
+  close(fd);
+  printf("child %d, socket gave %zd bytes: %s\n", WEXITSTATUS(status), n, got);
+  return 0;
+}
+
 static int longpath(const char* dir) {
   if (chdir(dir) != 0) return 2;
   char name[201];
@@ -284,5 +314,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "longpath")) return longpath(out);
   if (!strcmp(mode, "vforkcaps")) return vforkcaps();
   if (!strcmp(mode, "clonekeep")) return clonekeep();
+  if (!strcmp(mode, "inherited")) return inherited(argv[0], out);
+  if (!strcmp(mode, "inherited-child")) return inherited_child();
   return 2;
 }

@@ -4,7 +4,11 @@
 //                       call costs without strata; glibc's own wrapper adds
 //                       ~10 instructions to it in a single-threaded program)
 //   BM_PreadInterposed  pread() through strata's interposer, recorded
-// on 4 KiB reads of a file in page cache at the offsets of pread_bench.c.
+// on 4 KiB reads of a file in page cache at the offsets of pread_bench.c, and
+//   BM_StatSyscall      the newfstatat system call on one of 16,384 paths in turn
+//   BM_StatInterposed   stat() through strata: the path is made absolute and
+//                       looked up among the process's known paths (interned)
+// on paths beside FILE that do not exist (a data loader probing for files).
 // Added cost per call = the difference of the two medians. Run it under
 // strata (bench/run does, in trace and in profile mode):
 //
@@ -14,11 +18,14 @@
 // Without strata, BM_PreadInterposed is glibc's pread.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -47,6 +54,26 @@ void BM_PreadInterposed(benchmark::State& state) {
 }
 BENCHMARK(BM_PreadInterposed)->MinTime(0.2);
 
+std::vector<std::string> g_paths;  // 16,384 paths that do not exist
+
+template <class Stat>
+void stat_loop(benchmark::State& state, Stat stat_path) {
+  struct stat st;
+  size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(stat_path(g_paths[i++ % g_paths.size()].c_str(), &st));
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_StatSyscall(benchmark::State& state) {
+  stat_loop(state, [](const char* p, struct stat* st) { return syscall(SYS_newfstatat, AT_FDCWD, p, st, 0); });
+}
+BENCHMARK(BM_StatSyscall)->MinTime(0.2);
+
+void BM_StatInterposed(benchmark::State& state) {
+  stat_loop(state, [](const char* p, struct stat* st) { return stat(p, st); });
+}
+BENCHMARK(BM_StatInterposed)->MinTime(0.2);
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,6 +93,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: shorter than 64 MiB\n", argv[1]);
       return 1;
     }
+  const std::string file = argv[1];
+  const std::string dir = file.find('/') == std::string::npos ? "." : file.substr(0, file.rfind('/'));
+  for (int i = 0; i < 16384; ++i) g_paths.push_back(dir + "/strata-hotpath-no-such-file-" + std::to_string(i));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   close(g_fd);

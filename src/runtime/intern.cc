@@ -17,6 +17,10 @@ void SpinLock::lock() {
   }
 }
 
+namespace {
+uint64_t index_slot(uint64_t hash, uint32_t id) { return (hash & ~uint64_t{0xffffffff}) | id; }
+}  // namespace
+
 const char* Interner::store_bytes(std::string_view s) {
   if (s.size() + 1 > arena_left_) {
     size_t bytes = s.size() + 1 > kArenaChunk ? s.size() + 1 : kArenaChunk;
@@ -37,16 +41,17 @@ const char* Interner::store_bytes(std::string_view s) {
 
 void Interner::grow_index() {
   size_t cap = index_cap_ ? index_cap_ * 2 : 4096;
-  auto* idx = static_cast<uint32_t*>(sys::map(cap * sizeof(uint32_t)));
+  auto* idx = static_cast<uint64_t*>(sys::map(cap * sizeof(uint64_t)));
   if (!idx) return;
   uint32_t n = count_.load(std::memory_order_relaxed);
   for (uint32_t id = 1; id <= n; ++id) {
     const Entry& e = get(id);
-    size_t h = XXH3_64bits(e.data, e.len) & (cap - 1);
+    const uint64_t hash = XXH3_64bits(e.data, e.len);
+    size_t h = hash & (cap - 1);
     while (idx[h]) h = (h + 1) & (cap - 1);
-    idx[h] = id;
+    idx[h] = index_slot(hash, id);
   }
-  if (index_) sys::unmap(index_, index_cap_ * sizeof(uint32_t));
+  if (index_) sys::unmap(index_, index_cap_ * sizeof(uint64_t));
   index_ = idx;
   index_cap_ = cap;
 }
@@ -61,7 +66,10 @@ uint32_t Interner::intern_impl(std::string_view s, uint32_t (*aux_of)(const char
     return 0;
   }
   size_t h = hash & (index_cap_ - 1);
-  for (uint32_t id; (id = index_[h]) != 0; h = (h + 1) & (index_cap_ - 1)) {
+  const uint64_t tag = index_slot(hash, 0);
+  for (uint64_t slot; (slot = index_[h]) != 0; h = (h + 1) & (index_cap_ - 1)) {
+    if ((slot & ~uint64_t{0xffffffff}) != tag) continue;
+    const uint32_t id = static_cast<uint32_t>(slot);
     const Entry& e = get(id);
     if (e.len == s.size() && std::memcmp(e.data, s.data(), s.size()) == 0) {
       lock_.unlock();
@@ -82,7 +90,7 @@ uint32_t Interner::intern_impl(std::string_view s, uint32_t (*aux_of)(const char
   }
   if (aux_of) aux = aux_of(data);
   chunks_[chunk][(id - 1) & kChunkMask] = Entry{data, static_cast<uint32_t>(s.size()), aux};
-  index_[h] = id;
+  index_[h] = index_slot(hash, id);
   count_.store(id, std::memory_order_release);
   lock_.unlock();
   return id;

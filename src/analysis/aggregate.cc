@@ -227,8 +227,12 @@ int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int
   std::string_view value = "(none)";
   for (const CtxTag& t : tags(ctx))
     if (t.key == key) value = t.value;
+  // Neighbouring contexts mostly share the value (the epoch of many steps),
+  // and a new value is mostly the newest group's: the previous context's
+  // group is tried first, then the groups newest first (names are distinct).
   int32_t g = -1;
-  for (size_t i = 0; i < names.size(); ++i)
+  if (ctx > 0 && cache[ctx - 1] >= 0 && names[static_cast<size_t>(cache[ctx - 1])] == value) g = cache[ctx - 1];
+  for (size_t i = names.size(); g < 0 && i-- > 0;)
     if (names[i] == value) g = static_cast<int32_t>(i);
   if (g < 0) {
     names.emplace_back(value);

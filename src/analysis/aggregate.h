@@ -162,6 +162,7 @@ class UnitAgg : public UnitConsumer {
   void begin(const std::string& unit, const Tables* tables, bool sizes_known) override;
   void process(const ProcessMeta& meta) override;
   void event(const IoEvent& e) override;
+  void events(std::span<const IoEvent> batch) override;
   void profile(int64_t pid, const std::vector<counters::PosixRecord>& posix,
                const std::vector<counters::StdioRecord>& stdio) override;
   void warning(const std::string& what) override { warnings_.push_back(what); }
@@ -175,6 +176,7 @@ class UnitAgg : public UnitConsumer {
   struct Facts;
   Proc& proc(int64_t pid);
   Proc& proc_slow(int64_t pid);
+  void count_event(const IoEvent& e);
   Facts facts(const IoEvent& e, const FuncInfo& f) const;
   void count_process(Proc& p, const IoEvent& e, const Facts& x);
   void count_function(const IoEvent& e, const Facts& x);

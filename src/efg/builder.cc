@@ -192,7 +192,14 @@ void Builder::log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node) {
   ++g.arrival_runs;
 }
 
-void Builder::event(const analysis::IoEvent& e) {
+void Builder::event(const analysis::IoEvent& e) { on_event(e); }
+
+// The batch's loop inlines the event's work: no call per event.
+void Builder::events(std::span<const analysis::IoEvent> batch) {
+  for (const analysis::IoEvent& e : batch) on_event(e);
+}
+
+[[gnu::always_inline]] inline void Builder::on_event(const analysis::IoEvent& e) {
   if (!last_thread_.cursor || last_thread_.pid != e.pid || last_thread_.tid != e.tid) {
     Graph& g = processes_[e.pid];
     auto [it, fresh] = threads_.try_emplace({e.pid, e.tid});

@@ -32,6 +32,7 @@ class Builder : public analysis::UnitConsumer {
   void begin(const std::string& unit, const analysis::Tables* tables, bool sizes_known) override;
   void process(const analysis::ProcessMeta& meta) override;
   void event(const analysis::IoEvent& e) override;
+  void events(std::span<const analysis::IoEvent> batch) override;
   void end() override;
 
   void merge(const Builder& o);
@@ -107,6 +108,7 @@ class Builder : public analysis::UnitConsumer {
   static void log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node);
   int64_t role_of(uint32_t ctx);
   int64_t role_of_slow(uint32_t ctx);
+  void on_event(const analysis::IoEvent& e);
   void close_threads();
 
   BuilderOptions opts_;

@@ -242,13 +242,36 @@ int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int
   return g;
 }
 
-// The epoch group of a context, -1 untagged: tag_group without comparing
-// the group's name per event.
-int32_t UnitAgg::epoch_group(uint32_t ctx) {
-  if (ctx < epoch_of_ctx_.size() && epoch_of_ctx_[ctx] != kUnknownGroup) return epoch_of_ctx_[ctx];
-  if (ctx >= epoch_of_ctx_.size()) epoch_of_ctx_.resize(ctx_slots(ctx), kUnknownGroup);
-  const int32_t g = tag_group(ctx, cfg_.epoch_key, epoch_cache_, epoch_names_);
-  return epoch_of_ctx_[ctx] = epoch_names_[g] == std::string_view("(none)") ? -1 : g;
+// One scan of the context's tags for both of count_tags's facts. A context
+// without the epoch tag gets no group (the untagged are not counted per epoch).
+const UnitAgg::CtxGroups& UnitAgg::ctx_groups_slow(uint32_t ctx) {
+  if (ctx >= ctx_groups_.size()) ctx_groups_.resize(ctx_slots(ctx));
+  std::string_view epoch = "(none)", loader = "(none)";
+  for (const CtxTag& t : tags(ctx)) {
+    if (t.key == cfg_.epoch_key) epoch = t.value;
+    if (t.key == std::string_view("loader")) loader = t.value;
+  }
+  CtxGroups& c = ctx_groups_[ctx];
+  c.training = loader == std::string_view("(none)") || loader == std::string_view("0");
+  if (epoch == std::string_view("(none)")) {
+    c.epoch = -1;
+    return c;
+  }
+  // Neighbouring contexts mostly share the epoch (it spans many steps), and a
+  // new one is mostly the newest group: the previous context's group is tried
+  // first, then the groups newest first (names are distinct).
+  int32_t g = -1;
+  if (ctx > 0 && ctx_groups_[ctx - 1].epoch >= 0 &&
+      epoch_names_[static_cast<size_t>(ctx_groups_[ctx - 1].epoch)] == epoch)
+    g = ctx_groups_[ctx - 1].epoch;
+  for (size_t i = epoch_names_.size(); g < 0 && i-- > 0;)
+    if (epoch_names_[i] == epoch) g = static_cast<int32_t>(i);
+  if (g < 0) {
+    epoch_names_.emplace_back(epoch);
+    g = static_cast<int32_t>(epoch_names_.size() - 1);
+  }
+  c.epoch = g;
+  return c;
 }
 
 static void add_distinct(std::vector<std::string>& v, const std::string& s) {
@@ -374,17 +397,9 @@ STRATA_HOT_INLINE void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
   const int64_t end = x.end, bytes = x.bytes;
   const bool io = x.io;
   // The training loader is the first one iterated (`loader` 0, python/strata/_auto.py).
-  bool training_loader = true;
-  if (e.ctx != 0) {
-    // Per context: 1 training loader, 0 another one, absent: not looked up yet.
-    if (e.ctx >= training_cache_.size()) training_cache_.resize(ctx_slots(e.ctx), -1);
-    int8_t& known = training_cache_[e.ctx];
-    if (known < 0) {
-      const int32_t lg = tag_group(e.ctx, "loader", loader_cache_, loader_names_);
-      known = loader_names_[lg] == std::string_view("(none)") || loader_names_[lg] == std::string_view("0");
-    }
-    training_loader = known == 1;
-  }
+  static constexpr CtxGroups kNoContext{-1, true};
+  const CtxGroups& groups = e.ctx != 0 ? ctx_groups(e.ctx) : kNoContext;
+  const bool training_loader = groups.training;
   auto tag_update = [&](TagAgg& t) {
     ++t.events;
     t.first_ts = std::min(t.first_ts, e.ts);
@@ -426,20 +441,17 @@ STRATA_HOT_INLINE void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
     if (static_cast<size_t>(g) >= by_aggs_.size()) by_aggs_.resize(g + 1);
     tag_update(by_aggs_[g]);
   }
-  int32_t& eg = x.epoch;
-  if (e.ctx != 0) {
-    eg = epoch_group(e.ctx);
-    if (eg >= 0) {
-      // Events come in completion order: once the training loader's pass of
-      // this epoch ended in this process, its later events are outside the loop.
-      std::vector<int32_t>& ended = proc(e.pid).loops_ended;
-      const bool after_loop = std::find(ended.begin(), ended.end(), eg) != ended.end();
-      const bool outside = !training_loader || after_loop;
-      std::vector<TagAgg>& aggs = outside ? outside_aggs_ : epoch_aggs_;
-      if (static_cast<size_t>(eg) >= aggs.size()) aggs.resize(eg + 1);
-      tag_update(aggs[eg]);
-      if (training_loader && f.is_loader_pass && !after_loop) ended.push_back(eg);
-    }
+  const int32_t eg = x.epoch = groups.epoch;
+  if (eg >= 0) {
+    // Events come in completion order: once the training loader's pass of
+    // this epoch ended in this process, its later events are outside the loop.
+    std::vector<int32_t>& ended = proc(e.pid).loops_ended;
+    const bool after_loop = std::find(ended.begin(), ended.end(), eg) != ended.end();
+    const bool outside = !training_loader || after_loop;
+    std::vector<TagAgg>& aggs = outside ? outside_aggs_ : epoch_aggs_;
+    if (static_cast<size_t>(eg) >= aggs.size()) aggs.resize(eg + 1);
+    tag_update(aggs[eg]);
+    if (training_loader && f.is_loader_pass && !after_loop) ended.push_back(eg);
   }
 }
 

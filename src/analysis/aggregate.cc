@@ -157,6 +157,7 @@ struct UnitAgg::Proc {
   std::vector<uint32_t> file_idx;  // path id -> index + 1
   std::deque<FileAgg> files;       // become the job's (merge_files): counted as ProcFiles
   std::vector<uint32_t> file_paths;
+  std::vector<ProcFile*> file_ptrs;  // files[i], without the deque's index arithmetic
   uint64_t rng = 0x9E3779B97F4A7C15ull;
   uint32_t last_path = 0;           // the last file() asked for (0: none yet)
   ProcFile* last_file = nullptr;    // deque elements never move on emplace_back
@@ -170,11 +171,11 @@ struct UnitAgg::Proc {
     if (path >= file_idx.size()) file_idx.resize(path + 1, 0);
     uint32_t& s = file_idx[path];
     if (!s) {
-      files.emplace_back();
+      file_ptrs.push_back(&files.emplace_back());
       file_paths.push_back(path);
       s = static_cast<uint32_t>(files.size());
     }
-    return files[s - 1];
+    return *file_ptrs[s - 1];
   }
   uint64_t next_rand() {
     rng ^= rng << 13;
@@ -391,55 +392,58 @@ STRATA_HOT_INLINE void UnitAgg::count_process(Proc& p, const IoEvent& e, const F
 
 }
 
-// The --by breakdown and the per-epoch figures.
-STRATA_HOT_INLINE void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
+// One event into a --by or epoch group's figures.
+STRATA_HOT_INLINE void UnitAgg::tag_update(TagAgg& t, const IoEvent& e, const Facts& x, bool training_loader) {
   const FuncInfo& f = x.f;
   const int64_t end = x.end, bytes = x.bytes;
   const bool io = x.io;
+  ++t.events;
+  t.first_ts = std::min(t.first_ts, e.ts);
+  t.last_ts = std::max(t.last_ts, end);
+  if (io) {
+    t.io_ns += e.dur;
+    if (f.is_read) {
+      ++t.reads;
+      t.read_ns += e.dur;
+      if (bytes > 0) t.bytes_read += bytes;
+    } else if (f.is_write) {
+      ++t.writes;
+      t.write_ns += e.dur;
+      if (bytes > 0) t.bytes_written += bytes;
+    } else {
+      ++t.meta_ops;
+      t.meta_ns += e.dur;
+    }
+  } else {
+    if (f.is_compute) t.compute_ns += e.dur;
+    if (f.is_loader_wait) {
+      ++t.loader_waits;
+      t.loader_wait_ns += e.dur;
+      auto at = std::lower_bound(t.waiters.begin(), t.waiters.end(), e.pid);
+      if (at == t.waiters.end() || *at != e.pid) t.waiters.insert(at, e.pid);
+    }
+    if (f.is_loader_start) {
+      ++t.loader_starts;
+      t.loader_start_ns += e.dur;
+    }
+    if (f.is_loader_stop) t.loader_stop_ns += e.dur;
+    if (training_loader && (f.is_loader_wait || f.is_loader_start || f.is_loader_pass))
+      t.loop_first = std::min(t.loop_first, e.ts);
+    if (training_loader && f.is_loader_pass) t.loop_last = std::max(t.loop_last, end);
+  }
+}
+
+// The --by breakdown and the per-epoch figures.
+STRATA_HOT_INLINE void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
+  const FuncInfo& f = x.f;
   // The training loader is the first one iterated (`loader` 0, python/strata/_auto.py).
   static constexpr CtxGroups kNoContext{-1, true};
   const CtxGroups& groups = e.ctx != 0 ? ctx_groups(e.ctx) : kNoContext;
   const bool training_loader = groups.training;
-  auto tag_update = [&](TagAgg& t) {
-    ++t.events;
-    t.first_ts = std::min(t.first_ts, e.ts);
-    t.last_ts = std::max(t.last_ts, end);
-    if (io) {
-      t.io_ns += e.dur;
-      if (f.is_read) {
-        ++t.reads;
-        t.read_ns += e.dur;
-        if (bytes > 0) t.bytes_read += bytes;
-      } else if (f.is_write) {
-        ++t.writes;
-        t.write_ns += e.dur;
-        if (bytes > 0) t.bytes_written += bytes;
-      } else {
-        ++t.meta_ops;
-        t.meta_ns += e.dur;
-      }
-    } else {
-      if (f.is_compute) t.compute_ns += e.dur;
-      if (f.is_loader_wait) {
-        ++t.loader_waits;
-        t.loader_wait_ns += e.dur;
-        auto at = std::lower_bound(t.waiters.begin(), t.waiters.end(), e.pid);
-        if (at == t.waiters.end() || *at != e.pid) t.waiters.insert(at, e.pid);
-      }
-      if (f.is_loader_start) {
-        ++t.loader_starts;
-        t.loader_start_ns += e.dur;
-      }
-      if (f.is_loader_stop) t.loader_stop_ns += e.dur;
-      if (training_loader && (f.is_loader_wait || f.is_loader_start || f.is_loader_pass))
-        t.loop_first = std::min(t.loop_first, e.ts);
-      if (training_loader && f.is_loader_pass) t.loop_last = std::max(t.loop_last, end);
-    }
-  };
   if (!cfg_.by_key.empty()) {
     int32_t g = tag_group(e.ctx, cfg_.by_key, by_cache_, by_names_);
     if (static_cast<size_t>(g) >= by_aggs_.size()) by_aggs_.resize(g + 1);
-    tag_update(by_aggs_[g]);
+    tag_update(by_aggs_[g], e, x, training_loader);
   }
   const int32_t eg = x.epoch = groups.epoch;
   if (eg >= 0) {
@@ -450,7 +454,7 @@ STRATA_HOT_INLINE void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
     const bool outside = !training_loader || after_loop;
     std::vector<TagAgg>& aggs = outside ? outside_aggs_ : epoch_aggs_;
     if (static_cast<size_t>(eg) >= aggs.size()) aggs.resize(eg + 1);
-    tag_update(aggs[eg]);
+    tag_update(aggs[eg], e, x, training_loader);
     if (training_loader && f.is_loader_pass && !after_loop) ended.push_back(eg);
   }
 }
@@ -730,6 +734,7 @@ void UnitAgg::merge_files(Job& job, const std::vector<int64_t>& pids) {
     }
     p.files = {};
     p.file_paths = {};
+    p.file_ptrs = {};
   }
   FileTable unit(std::move(paths_), std::move(files));
   job.files.merge(unit);

@@ -181,6 +181,7 @@ class UnitAgg : public UnitConsumer {
   void count_process(Proc& p, const IoEvent& e, const Facts& x);
   void count_function(const IoEvent& e, const Facts& x);
   void count_tags(const IoEvent& e, Facts& x);
+  void tag_update(TagAgg& t, const IoEvent& e, const Facts& x, bool training_loader);
   int64_t count_darshan(Proc& p, const IoEvent& e, const Facts& x);
   void count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off);
   void merge_files(Job& job, const std::vector<int64_t>& pids);

@@ -133,7 +133,7 @@ struct CtxInfo {
   bool known = false;
   bool in_step = false;
   int64_t step = -1, worker = -1, loader = -1;
-  std::string epoch;
+  std::string_view epoch;  // in the unit's tables (used between begin and end only)
 };
 
 class CriticalPathState final : public PassState {
@@ -195,7 +195,7 @@ class CriticalPathState final : public PassState {
       ++p.dropped;
       return;
     }
-    p.loop.push_back({e.ts, end, c.step, c.epoch, k, c.loader <= 0});
+    p.loop.push_back({e.ts, end, c.step, std::string(c.epoch), k, c.loader <= 0});
   }
   void end() override {
     tables_ = nullptr;
@@ -289,12 +289,12 @@ class CriticalPathState final : public PassState {
     }
     return *last_;
   }
-  Span& tagged(int64_t pid, uint32_t ctx, const std::string& epoch) {
+  Span& tagged(int64_t pid, uint32_t ctx, std::string_view epoch) {
     CpProc& p = proc(pid);
     // Threads interleave contexts (step tags) of one epoch: a new context
     // with the same epoch value keeps the span without a map lookup.
     if (!last_tagged_ || (ctx != last_ctx_ && epoch != last_epoch_)) {
-      last_tagged_ = &p.tagged.try_emplace(epoch, Span{INT64_MAX, INT64_MIN}).first->second;
+      last_tagged_ = &p.tagged.try_emplace(std::string(epoch), Span{INT64_MAX, INT64_MIN}).first->second;
       last_epoch_ = epoch;
     }
     last_ctx_ = ctx;

@@ -31,7 +31,7 @@ struct CtxFlags {
   bool known = false;
   bool in_step = false;  // a batch is being produced (`step` tag)
   int64_t worker = -1, loader = -1;
-  std::string epoch;  // `epoch` tag value, "" without
+  std::string_view epoch;  // `epoch` tag value, "" without (in the unit's tables: begin to end)
 };
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -214,9 +214,9 @@ class VerdictState final : public PassState {
   }
   // Reads come in runs of one epoch: the last epoch's counter (map nodes
   // never move), kept without comparing the value while the context is the same.
-  int64_t& read_ns_of_epoch(uint32_t ctx, const std::string& epoch) {
+  int64_t& read_ns_of_epoch(uint32_t ctx, std::string_view epoch) {
     if (!last_epoch_ns_ || (ctx != last_epoch_ctx_ && epoch != last_epoch_)) {
-      last_epoch_ns_ = &epoch_read_ns_[epoch];
+      last_epoch_ns_ = &epoch_read_ns_[std::string(epoch)];
       last_epoch_ = epoch;
     }
     last_epoch_ctx_ = ctx;

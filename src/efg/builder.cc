@@ -90,27 +90,31 @@ inline uint32_t Builder::node_of(Graph& g, ThreadCursor& t, const analysis::IoEv
   const int32_t sc = opts_.size_classes && data ? size_class_of(e.size) : -1;
   // A loop repeats one call on one file: most events are the thread's previous node.
   LastNode& last = t.last_node;
-  if (last.node != kNoNode && last.func == e.func && last.path == e.path && last.size_class == sc) {
-    if (last.ctx == e.ctx) return last.node;
-    const int64_t role = role_of(e.ctx);
-    if (role == last.role) {
-      last.ctx = e.ctx;
-      return last.node;
-    }
-    return node_of_slow(g, t, e, sc, role);
+  const bool same_call = last.node != kNoNode && last.func == e.func && last.path == e.path && last.size_class == sc;
+  if (same_call && last.ctx == e.ctx) return last.node;
+  const int64_t role = role_of(e.ctx);
+  if (same_call && role == last.role) {
+    last.ctx = e.ctx;
+    return last.node;
   }
-  return node_of_slow(g, t, e, sc, role_of(e.ctx));
+  // Else the thread's last node of this function, if the rest of the key matches.
+  const uint32_t file_class = file_class_of(e.path);
+  if (e.func < t.by_func.size()) [[likely]] {
+    const FuncNode& same_func = t.by_func[e.func];
+    if (same_func.node != kNoNode && same_func.file_class == file_class && same_func.size_class == sc &&
+        same_func.role == role) {
+      last = {e.func, e.path, e.ctx, sc, role, same_func.node};
+      return same_func.node;
+    }
+  }
+  return node_of_slow(g, t, e, NodeKey{e.pid, e.func, file_class, sc, role});
 }
 
-uint32_t Builder::node_of_slow(Graph& g, ThreadCursor& t, const analysis::IoEvent& e, int32_t sc, int64_t role) {
-  const NodeKey key{e.pid, e.func, file_class_of(e.path), sc, role};
+uint32_t Builder::node_of_slow(Graph& g, ThreadCursor& t, const analysis::IoEvent& e, const NodeKey& key) {
+  const int32_t sc = key.size_class;
+  const int64_t role = key.role;
   if (e.func >= t.by_func.size()) t.by_func.resize(std::max<size_t>(e.func + 1, tables_ ? tables_->funcs.size() : 0));
   FuncNode& same_func = t.by_func[e.func];
-  if (same_func.node != kNoNode && same_func.file_class == key.path && same_func.size_class == sc &&
-      same_func.role == role) {
-    t.last_node = {e.func, e.path, e.ctx, sc, role, same_func.node};
-    return same_func.node;
-  }
   const uint32_t id = node_id(g, e, key);
   same_func = {key.path, sc, role, id};
   t.last_node = {e.func, e.path, e.ctx, sc, role, id};

@@ -102,7 +102,7 @@ class Builder : public analysis::UnitConsumer {
   uint32_t file_class_of_slow(uint32_t path);
   static Edge& next_edge(Graph& g, ThreadCursor& t, uint32_t node);
   uint32_t node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e);
-  uint32_t node_of_slow(Graph& g, ThreadCursor& t, const analysis::IoEvent& e, int32_t sc, int64_t role);
+  uint32_t node_of_slow(Graph& g, ThreadCursor& t, const analysis::IoEvent& e, const NodeKey& key);
   uint32_t node_id(Graph& g, const analysis::IoEvent& e, const NodeKey& key);  // node_cache_, or a new node
   static void log_arrival(Graph& g, ThreadCursor& t, uint32_t node);
   static void log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node);

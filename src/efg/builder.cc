@@ -84,7 +84,7 @@ uint32_t Builder::file_class_of_slow(uint32_t path) {
   return cls;
 }
 
-inline uint32_t Builder::node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e) {
+[[gnu::always_inline]] inline uint32_t Builder::node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e) {
   // Only reads and writes have a request size; open's "size" column is its mode.
   const bool data = tables_ && e.func < tables_->funcs.size() && tables_->funcs[e.func].data;
   const int32_t sc = opts_.size_classes && data ? size_class_of(e.size) : -1;
@@ -115,15 +115,14 @@ uint32_t Builder::node_of_slow(Graph& g, ThreadCursor& t, const analysis::IoEven
   const int64_t role = key.role;
   if (e.func >= t.by_func.size()) t.by_func.resize(std::max<size_t>(e.func + 1, tables_ ? tables_->funcs.size() : 0));
   FuncNode& same_func = t.by_func[e.func];
-  const uint32_t id = node_id(g, e, key);
+  auto hit = node_cache_.find(key);
+  const uint32_t id = hit != node_cache_.end() ? hit->second : new_node(g, e, key);
   same_func = {key.path, sc, role, id};
   t.last_node = {e.func, e.path, e.ctx, sc, role, id};
   return id;
 }
 
-uint32_t Builder::node_id(Graph& g, const analysis::IoEvent& e, const NodeKey& key) {
-  auto hit = node_cache_.find(key);
-  if (hit != node_cache_.end()) return hit->second;
+uint32_t Builder::new_node(Graph& g, const analysis::IoEvent& e, const NodeKey& key) {
   const int32_t sc = key.size_class;
   Signature sig;
   if (tables_ && e.func < tables_->funcs.size()) {

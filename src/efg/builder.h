@@ -103,7 +103,7 @@ class Builder : public analysis::UnitConsumer {
   static Edge& next_edge(Graph& g, ThreadCursor& t, uint32_t node);
   uint32_t node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e);
   uint32_t node_of_slow(Graph& g, ThreadCursor& t, const analysis::IoEvent& e, const NodeKey& key);
-  uint32_t node_id(Graph& g, const analysis::IoEvent& e, const NodeKey& key);  // node_cache_, or a new node
+  uint32_t new_node(Graph& g, const analysis::IoEvent& e, const NodeKey& key);  // interned, into node_cache_
   static void log_arrival(Graph& g, ThreadCursor& t, uint32_t node);
   static void log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node);
   int64_t role_of(uint32_t ctx);

@@ -157,7 +157,6 @@ struct UnitAgg::Proc {
   std::vector<uint32_t> file_idx;  // path id -> index + 1
   std::deque<FileAgg> files;       // become the job's (merge_files): counted as ProcFiles
   std::vector<uint32_t> file_paths;
-  std::vector<ProcFile*> file_ptrs;  // files[i], without the deque's index arithmetic
   uint64_t rng = 0x9E3779B97F4A7C15ull;
   uint32_t last_path = 0;           // the last file() asked for (0: none yet)
   ProcFile* last_file = nullptr;    // deque elements never move on emplace_back
@@ -171,11 +170,11 @@ struct UnitAgg::Proc {
     if (path >= file_idx.size()) file_idx.resize(path + 1, 0);
     uint32_t& s = file_idx[path];
     if (!s) {
-      file_ptrs.push_back(&files.emplace_back());
+      files.emplace_back();
       file_paths.push_back(path);
       s = static_cast<uint32_t>(files.size());
     }
-    return *file_ptrs[s - 1];
+    return files[s - 1];
   }
   uint64_t next_rand() {
     rng ^= rng << 13;
@@ -734,7 +733,6 @@ void UnitAgg::merge_files(Job& job, const std::vector<int64_t>& pids) {
     }
     p.files = {};
     p.file_paths = {};
-    p.file_ptrs = {};
   }
   FileTable unit(std::move(paths_), std::move(files));
   job.files.merge(unit);

@@ -227,8 +227,12 @@ int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int
   std::string_view value = "(none)";
   for (const CtxTag& t : tags(ctx))
     if (t.key == key) value = t.value;
+  // Neighbouring contexts mostly share the value (the epoch of many steps),
+  // and a new value is mostly the newest group's: the previous context's
+  // group is tried first, then the groups newest first (names are distinct).
   int32_t g = -1;
-  for (size_t i = 0; i < names.size(); ++i)
+  if (ctx > 0 && cache[ctx - 1] >= 0 && names[static_cast<size_t>(cache[ctx - 1])] == value) g = cache[ctx - 1];
+  for (size_t i = names.size(); g < 0 && i-- > 0;)
     if (names[i] == value) g = static_cast<int32_t>(i);
   if (g < 0) {
     names.emplace_back(value);
@@ -238,13 +242,36 @@ int32_t UnitAgg::tag_group(uint32_t ctx, const std::string& key, std::vector<int
   return g;
 }
 
-// The epoch group of a context, -1 untagged: tag_group without comparing
-// the group's name per event.
-int32_t UnitAgg::epoch_group(uint32_t ctx) {
-  if (ctx < epoch_of_ctx_.size() && epoch_of_ctx_[ctx] != kUnknownGroup) return epoch_of_ctx_[ctx];
-  if (ctx >= epoch_of_ctx_.size()) epoch_of_ctx_.resize(ctx_slots(ctx), kUnknownGroup);
-  const int32_t g = tag_group(ctx, cfg_.epoch_key, epoch_cache_, epoch_names_);
-  return epoch_of_ctx_[ctx] = epoch_names_[g] == std::string_view("(none)") ? -1 : g;
+// One scan of the context's tags for both of count_tags's facts. A context
+// without the epoch tag gets no group (the untagged are not counted per epoch).
+const UnitAgg::CtxGroups& UnitAgg::ctx_groups_slow(uint32_t ctx) {
+  if (ctx >= ctx_groups_.size()) ctx_groups_.resize(ctx_slots(ctx));
+  std::string_view epoch = "(none)", loader = "(none)";
+  for (const CtxTag& t : tags(ctx)) {
+    if (t.key == cfg_.epoch_key) epoch = t.value;
+    if (t.key == std::string_view("loader")) loader = t.value;
+  }
+  CtxGroups& c = ctx_groups_[ctx];
+  c.training = loader == std::string_view("(none)") || loader == std::string_view("0");
+  if (epoch == std::string_view("(none)")) {
+    c.epoch = -1;
+    return c;
+  }
+  // Neighbouring contexts mostly share the epoch (it spans many steps), and a
+  // new one is mostly the newest group: the previous context's group is tried
+  // first, then the groups newest first (names are distinct).
+  int32_t g = -1;
+  if (ctx > 0 && ctx_groups_[ctx - 1].epoch >= 0 &&
+      epoch_names_[static_cast<size_t>(ctx_groups_[ctx - 1].epoch)] == epoch)
+    g = ctx_groups_[ctx - 1].epoch;
+  for (size_t i = epoch_names_.size(); g < 0 && i-- > 0;)
+    if (epoch_names_[i] == epoch) g = static_cast<int32_t>(i);
+  if (g < 0) {
+    epoch_names_.emplace_back(epoch);
+    g = static_cast<int32_t>(epoch_names_.size() - 1);
+  }
+  c.epoch = g;
+  return c;
 }
 
 static void add_distinct(std::vector<std::string>& v, const std::string& s) {
@@ -264,7 +291,14 @@ struct UnitAgg::Facts {
   int32_t epoch = -1;   // index into epoch_names_, -1 untagged
 };
 
-void UnitAgg::event(const IoEvent& e) {
+void UnitAgg::event(const IoEvent& e) { count_event(e); }
+
+// The batch's loop inlines the event's work: no call per event.
+void UnitAgg::events(std::span<const IoEvent> batch) {
+  for (const IoEvent& e : batch) count_event(e);
+}
+
+STRATA_HOT_INLINE void UnitAgg::count_event(const IoEvent& e) {
   ++events_;
   const FuncInfo& f = tables_->funcs[e.func];
   Facts x = facts(e, f);
@@ -357,78 +391,70 @@ STRATA_HOT_INLINE void UnitAgg::count_process(Proc& p, const IoEvent& e, const F
 
 }
 
-// The --by breakdown and the per-epoch figures.
-STRATA_HOT_INLINE void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
+// One event into a --by or epoch group's figures.
+STRATA_HOT_INLINE void UnitAgg::tag_update(TagAgg& t, const IoEvent& e, const Facts& x, bool training_loader) {
   const FuncInfo& f = x.f;
   const int64_t end = x.end, bytes = x.bytes;
   const bool io = x.io;
-  // The training loader is the first one iterated (`loader` 0, python/strata/_auto.py).
-  bool training_loader = true;
-  if (e.ctx != 0) {
-    // Per context: 1 training loader, 0 another one, absent: not looked up yet.
-    if (e.ctx >= training_cache_.size()) training_cache_.resize(ctx_slots(e.ctx), -1);
-    int8_t& known = training_cache_[e.ctx];
-    if (known < 0) {
-      const int32_t lg = tag_group(e.ctx, "loader", loader_cache_, loader_names_);
-      known = loader_names_[lg] == std::string_view("(none)") || loader_names_[lg] == std::string_view("0");
-    }
-    training_loader = known == 1;
-  }
-  auto tag_update = [&](TagAgg& t) {
-    ++t.events;
-    t.first_ts = std::min(t.first_ts, e.ts);
-    t.last_ts = std::max(t.last_ts, end);
-    if (io) {
-      t.io_ns += e.dur;
-      if (f.is_read) {
-        ++t.reads;
-        t.read_ns += e.dur;
-        if (bytes > 0) t.bytes_read += bytes;
-      } else if (f.is_write) {
-        ++t.writes;
-        t.write_ns += e.dur;
-        if (bytes > 0) t.bytes_written += bytes;
-      } else {
-        ++t.meta_ops;
-        t.meta_ns += e.dur;
-      }
+  ++t.events;
+  t.first_ts = std::min(t.first_ts, e.ts);
+  t.last_ts = std::max(t.last_ts, end);
+  if (io) {
+    t.io_ns += e.dur;
+    if (f.is_read) {
+      ++t.reads;
+      t.read_ns += e.dur;
+      if (bytes > 0) t.bytes_read += bytes;
+    } else if (f.is_write) {
+      ++t.writes;
+      t.write_ns += e.dur;
+      if (bytes > 0) t.bytes_written += bytes;
     } else {
-      if (f.is_compute) t.compute_ns += e.dur;
-      if (f.is_loader_wait) {
-        ++t.loader_waits;
-        t.loader_wait_ns += e.dur;
-        auto at = std::lower_bound(t.waiters.begin(), t.waiters.end(), e.pid);
-        if (at == t.waiters.end() || *at != e.pid) t.waiters.insert(at, e.pid);
-      }
-      if (f.is_loader_start) {
-        ++t.loader_starts;
-        t.loader_start_ns += e.dur;
-      }
-      if (f.is_loader_stop) t.loader_stop_ns += e.dur;
-      if (training_loader && (f.is_loader_wait || f.is_loader_start || f.is_loader_pass))
-        t.loop_first = std::min(t.loop_first, e.ts);
-      if (training_loader && f.is_loader_pass) t.loop_last = std::max(t.loop_last, end);
+      ++t.meta_ops;
+      t.meta_ns += e.dur;
     }
-  };
+  } else {
+    if (f.is_compute) t.compute_ns += e.dur;
+    if (f.is_loader_wait) {
+      ++t.loader_waits;
+      t.loader_wait_ns += e.dur;
+      auto at = std::lower_bound(t.waiters.begin(), t.waiters.end(), e.pid);
+      if (at == t.waiters.end() || *at != e.pid) t.waiters.insert(at, e.pid);
+    }
+    if (f.is_loader_start) {
+      ++t.loader_starts;
+      t.loader_start_ns += e.dur;
+    }
+    if (f.is_loader_stop) t.loader_stop_ns += e.dur;
+    if (training_loader && (f.is_loader_wait || f.is_loader_start || f.is_loader_pass))
+      t.loop_first = std::min(t.loop_first, e.ts);
+    if (training_loader && f.is_loader_pass) t.loop_last = std::max(t.loop_last, end);
+  }
+}
+
+// The --by breakdown and the per-epoch figures.
+STRATA_HOT_INLINE void UnitAgg::count_tags(const IoEvent& e, Facts& x) {
+  const FuncInfo& f = x.f;
+  // The training loader is the first one iterated (`loader` 0, python/strata/_auto.py).
+  static constexpr CtxGroups kNoContext{-1, true};
+  const CtxGroups& groups = e.ctx != 0 ? ctx_groups(e.ctx) : kNoContext;
+  const bool training_loader = groups.training;
   if (!cfg_.by_key.empty()) {
     int32_t g = tag_group(e.ctx, cfg_.by_key, by_cache_, by_names_);
     if (static_cast<size_t>(g) >= by_aggs_.size()) by_aggs_.resize(g + 1);
-    tag_update(by_aggs_[g]);
+    tag_update(by_aggs_[g], e, x, training_loader);
   }
-  int32_t& eg = x.epoch;
-  if (e.ctx != 0) {
-    eg = epoch_group(e.ctx);
-    if (eg >= 0) {
-      // Events come in completion order: once the training loader's pass of
-      // this epoch ended in this process, its later events are outside the loop.
-      std::vector<int32_t>& ended = proc(e.pid).loops_ended;
-      const bool after_loop = std::find(ended.begin(), ended.end(), eg) != ended.end();
-      const bool outside = !training_loader || after_loop;
-      std::vector<TagAgg>& aggs = outside ? outside_aggs_ : epoch_aggs_;
-      if (static_cast<size_t>(eg) >= aggs.size()) aggs.resize(eg + 1);
-      tag_update(aggs[eg]);
-      if (training_loader && f.is_loader_pass && !after_loop) ended.push_back(eg);
-    }
+  const int32_t eg = x.epoch = groups.epoch;
+  if (eg >= 0) {
+    // Events come in completion order: once the training loader's pass of
+    // this epoch ended in this process, its later events are outside the loop.
+    std::vector<int32_t>& ended = proc(e.pid).loops_ended;
+    const bool after_loop = std::find(ended.begin(), ended.end(), eg) != ended.end();
+    const bool outside = !training_loader || after_loop;
+    std::vector<TagAgg>& aggs = outside ? outside_aggs_ : epoch_aggs_;
+    if (static_cast<size_t>(eg) >= aggs.size()) aggs.resize(eg + 1);
+    tag_update(aggs[eg], e, x, training_loader);
+    if (training_loader && f.is_loader_pass && !after_loop) ended.push_back(eg);
   }
 }
 

@@ -162,6 +162,7 @@ class UnitAgg : public UnitConsumer {
   void begin(const std::string& unit, const Tables* tables, bool sizes_known) override;
   void process(const ProcessMeta& meta) override;
   void event(const IoEvent& e) override;
+  void events(std::span<const IoEvent> batch) override;
   void profile(int64_t pid, const std::vector<counters::PosixRecord>& posix,
                const std::vector<counters::StdioRecord>& stdio) override;
   void warning(const std::string& what) override { warnings_.push_back(what); }
@@ -175,10 +176,12 @@ class UnitAgg : public UnitConsumer {
   struct Facts;
   Proc& proc(int64_t pid);
   Proc& proc_slow(int64_t pid);
+  void count_event(const IoEvent& e);
   Facts facts(const IoEvent& e, const FuncInfo& f) const;
   void count_process(Proc& p, const IoEvent& e, const Facts& x);
   void count_function(const IoEvent& e, const Facts& x);
   void count_tags(const IoEvent& e, Facts& x);
+  void tag_update(TagAgg& t, const IoEvent& e, const Facts& x, bool training_loader);
   int64_t count_darshan(Proc& p, const IoEvent& e, const Facts& x);
   void count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off);
   void merge_files(Job& job, const std::vector<int64_t>& pids);
@@ -188,7 +191,17 @@ class UnitAgg : public UnitConsumer {
   size_t ctx_slots(uint32_t ctx) const { return analysis::ctx_slots(tables_, ctx); }
   int32_t tag_group(uint32_t ctx, const std::string& key, std::vector<int32_t>& cache,
                     std::vector<std::string>& names);
-  int32_t epoch_group(uint32_t ctx);
+  // What count_tags needs of a context, looked up once per context id.
+  static constexpr int32_t kUnknownGroup = -2;
+  struct CtxGroups {
+    int32_t epoch = kUnknownGroup;  // index into epoch_names_, -1 untagged, kUnknownGroup not looked up
+    bool training = true;           // its `loader` tag is the training loader's (0, or none)
+  };
+  const CtxGroups& ctx_groups(uint32_t ctx) {
+    if (ctx < ctx_groups_.size() && ctx_groups_[ctx].epoch != kUnknownGroup) [[likely]] return ctx_groups_[ctx];
+    return ctx_groups_slow(ctx);
+  }
+  const CtxGroups& ctx_groups_slow(uint32_t ctx);
 
   AggConfig cfg_;
   std::string unit_;
@@ -198,11 +211,9 @@ class UnitAgg : public UnitConsumer {
   Proc* last_ = nullptr;
   int64_t last_pid_ = INT64_MIN;
   std::vector<FuncStats> funcs_;  // by func id
-  std::vector<int32_t> by_cache_, epoch_cache_, loader_cache_;
-  static constexpr int32_t kUnknownGroup = -2;
-  std::vector<int32_t> epoch_of_ctx_;  // per ctx id: epoch group, -1 untagged, kUnknownGroup not looked up
-  std::vector<int8_t> training_cache_;  // per ctx id: its loader tag is the training loader's (count_tags)
-  std::vector<std::string> by_names_, epoch_names_, loader_names_;
+  std::vector<int32_t> by_cache_;
+  std::vector<CtxGroups> ctx_groups_;  // per ctx id
+  std::vector<std::string> by_names_, epoch_names_;
   std::vector<TagAgg> by_aggs_, epoch_aggs_, outside_aggs_;
   PathPool paths_;                       // the unit's paths (end()), moved to the Job's files
   std::unordered_map<uint32_t, std::string_view> record_names_;  // Darshan records' paths without a file (in paths_)

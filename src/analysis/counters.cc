@@ -168,14 +168,6 @@ const StdioRecord* CounterEngine::find_stdio(uint32_t file) const {
 
 // ---- events --------------------------------------------------------------------
 
-void CounterEngine::on_event(const CounterEvent& e) {
-  if (e.op == Op::kNone) return;
-  if (e.module == Module::kPosix)
-    on_posix(e);
-  else
-    on_stdio(e);
-}
-
 void CounterEngine::on_posix(const CounterEvent& e) {
   int64_t* c;
   double* f;

@@ -177,7 +177,14 @@ class CounterEngine {
  public:
   explicit CounterEngine(EngineConfig cfg = {}) : cfg_(cfg) {}
 
-  void on_event(const CounterEvent& e);
+  // Inline: the dispatch costs a call per event otherwise (callers are hot loops).
+  void on_event(const CounterEvent& e) {
+    if (e.op == Op::kNone) return;
+    if (e.module == Module::kPosix)
+      on_posix(e);
+    else
+      on_stdio(e);
+  }
 
   // Adds another engine's records (another process or thread shard).
   // Records are matched by file id, so both engines must use the same ids.

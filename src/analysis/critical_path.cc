@@ -61,6 +61,16 @@ template <class Ar> void fields(Ar& ar, Span& x) { ar(x.ts, x.end); }
 namespace {
 
 enum class Kind : uint8_t { kNext, kIter, kPass, kCheckpoint, kCompute, kStop };
+// An app function's part in the loop: a Kind of loop event, or not one.
+enum class AppRole : uint8_t {
+  kNext = static_cast<uint8_t>(Kind::kNext),
+  kIter = static_cast<uint8_t>(Kind::kIter),
+  kPass = static_cast<uint8_t>(Kind::kPass),
+  kCheckpoint = static_cast<uint8_t>(Kind::kCheckpoint),
+  kStop = static_cast<uint8_t>(Kind::kStop),
+  kBatch = 16,  // "dataloader.batch": a worker's batch span
+  kOther = 17,
+};
 
 // One app event of the loop: a wait, an iterator start, a pass, a checkpoint.
 struct LoopEvent {
@@ -97,12 +107,7 @@ template <class Ar> void fields(Ar& ar, CpProc& x) {
      x.coarse);
 }
 
-void add_span(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse) {
-  if (end <= ts) return;
-  if (!v.empty() && ts >= v.back().ts && ts <= v.back().end) {
-    v.back().end = std::max(v.back().end, end);
-    return;
-  }
+[[gnu::noinline]] void add_span_slow(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse) {
   v.push_back({ts, end});
   if (v.size() <= kMaxSpans) return;
   union_spans(v);
@@ -114,11 +119,21 @@ void add_span(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse) {
   coarse = true;
 }
 
+// Inline: most spans start inside the last one (a worker's reads in a row).
+inline void add_span(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse) {
+  if (end <= ts) return;
+  if (!v.empty() && ts >= v.back().ts && ts <= v.back().end) {
+    v.back().end = std::max(v.back().end, end);
+    return;
+  }
+  add_span_slow(v, ts, end, coarse);
+}
+
 struct CtxInfo {
   bool known = false;
   bool in_step = false;
   int64_t step = -1, worker = -1, loader = -1;
-  std::string epoch;
+  std::string_view epoch;  // in the unit's tables (used between begin and end only)
 };
 
 class CriticalPathState final : public PassState {
@@ -126,6 +141,7 @@ class CriticalPathState final : public PassState {
   void begin(const std::string&, const Tables* t, bool) override {
     tables_ = t;
     ctx_.assign(t ? t->ctxs.size() : 0, CtxInfo{});
+    app_roles_.clear();
     skip_func_ = skip_ctx_ = UINT32_MAX;
   }
   void process(const ProcessMeta&) override {}
@@ -164,23 +180,13 @@ class CriticalPathState final : public PassState {
       if (f.is_read) add_span(p.reads, e.ts, end, p.coarse);
       return;
     }
-    if (f.name == "dataloader.batch") {
+    const AppRole role = app_role(e.func, f);
+    if (role == AppRole::kBatch) {
       add_span(p.batches, e.ts, end, p.coarse);
       return;
     }
-    Kind k;
-    if (f.is_loader_wait)
-      k = Kind::kNext;
-    else if (f.is_loader_start)
-      k = Kind::kIter;
-    else if (f.is_loader_stop)
-      k = Kind::kStop;
-    else if (f.is_loader_pass)
-      k = Kind::kPass;
-    else if (f.category == "checkpoint")
-      k = Kind::kCheckpoint;
-    else
-      return;
+    if (role == AppRole::kOther) return;
+    const Kind k = static_cast<Kind>(role);
     if (k == Kind::kNext) {
       p.next_ns += e.dur;
       ++p.nexts;
@@ -189,7 +195,7 @@ class CriticalPathState final : public PassState {
       ++p.dropped;
       return;
     }
-    p.loop.push_back({e.ts, end, c.step, c.epoch, k, c.loader <= 0});
+    p.loop.push_back({e.ts, end, c.step, std::string(c.epoch), k, c.loader <= 0});
   }
   void end() override {
     tables_ = nullptr;
@@ -252,6 +258,29 @@ class CriticalPathState final : public PassState {
     return c;
   }
 
+  // What an app function is to the loop, per function id (names compared once).
+  AppRole app_role(uint32_t func, const FuncInfo& f) {
+    if (func >= app_roles_.size()) app_roles_.resize(tables_->funcs.size(), kUnknownRole);
+    uint8_t& r = app_roles_[func];
+    if (r == kUnknownRole) {
+      AppRole role = AppRole::kOther;
+      if (f.name == "dataloader.batch")
+        role = AppRole::kBatch;
+      else if (f.is_loader_wait)
+        role = AppRole::kNext;
+      else if (f.is_loader_start)
+        role = AppRole::kIter;
+      else if (f.is_loader_stop)
+        role = AppRole::kStop;
+      else if (f.is_loader_pass)
+        role = AppRole::kPass;
+      else if (f.category == "checkpoint")
+        role = AppRole::kCheckpoint;
+      r = static_cast<uint8_t>(role);
+    }
+    return static_cast<AppRole>(r);
+  }
+
   CpProc& proc(int64_t pid) {
     if (pid != last_pid_) {
       last_ = &procs_[pid];
@@ -260,12 +289,12 @@ class CriticalPathState final : public PassState {
     }
     return *last_;
   }
-  Span& tagged(int64_t pid, uint32_t ctx, const std::string& epoch) {
+  Span& tagged(int64_t pid, uint32_t ctx, std::string_view epoch) {
     CpProc& p = proc(pid);
     // Threads interleave contexts (step tags) of one epoch: a new context
     // with the same epoch value keeps the span without a map lookup.
     if (!last_tagged_ || (ctx != last_ctx_ && epoch != last_epoch_)) {
-      last_tagged_ = &p.tagged.try_emplace(epoch, Span{INT64_MAX, INT64_MIN}).first->second;
+      last_tagged_ = &p.tagged.try_emplace(std::string(epoch), Span{INT64_MAX, INT64_MIN}).first->second;
       last_epoch_ = epoch;
     }
     last_ctx_ = ctx;
@@ -274,6 +303,8 @@ class CriticalPathState final : public PassState {
 
   const Tables* tables_ = nullptr;
   std::vector<CtxInfo> ctx_;
+  static constexpr uint8_t kUnknownRole = 0xff;
+  std::vector<uint8_t> app_roles_;  // per function id: an AppRole, kUnknownRole not yet known
   std::map<int64_t, CpProc> procs_;
   CpProc* last_ = nullptr;  // the last event's process (map nodes never move)
   int64_t last_pid_ = INT64_MIN;

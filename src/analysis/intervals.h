@@ -18,8 +18,10 @@ class IntervalSet {
   explicit IntervalSet(size_t cap = 1u << 16) : cap_(cap) {}
 
   // The common cases inline: an interval after the last one, or one
-  // reaching into the last one from its start on, below the cap.
-  void insert(int64_t s, int64_t e) {
+  // reaching into the last one from its start on, below the cap. Forced:
+  // GCC kept it out of line, and the call's register saves cost as much as
+  // the fast path itself.
+  [[gnu::always_inline]] void insert(int64_t s, int64_t e) {
     if (e <= s) return;
     if (e <= sealed_end_) {  // wholly before the sealed frontier: clipped away
       ++clipped_;
@@ -47,6 +49,21 @@ class IntervalSet {
       v_.emplace_back(s, e);
     } else if (s >= v_.back().first) {
       if (e > v_.back().second) v_.back().second = e;
+    } else if (e >= v_.back().first) {
+      // Starts before the last interval and reaches into it (events of
+      // several threads in completion order): merged into the tail, each
+      // interval it covers popped, so amortised O(1) and nothing pending.
+      Interval merged{s, std::max(e, v_.back().second)};
+      v_.pop_back();
+      while (!v_.empty() && v_.back().second >= merged.first) {
+        merged.first = std::min(merged.first, v_.back().first);
+        v_.pop_back();
+      }
+      v_.push_back(merged);
+    } else if (!pending_.empty() && s >= pending_.back().first && s <= pending_.back().second) {
+      // Continues the last out-of-order interval (sequential reads from a
+      // random offset): one pending interval for the whole run.
+      if (e > pending_.back().second) pending_.back().second = e;
     } else {
       // Out of order (strided or random offsets, a long region ending
       // late): batched, so each costs a sort step instead of a memmove.

@@ -36,9 +36,7 @@ class JobState final : public PassState {
   }
   void process(const ProcessMeta& m) override { agg_.process(m); }
   void event(const IoEvent& e) override { agg_.event(e); }
-  void events(std::span<const IoEvent> batch) override {
-    for (const IoEvent& e : batch) agg_.event(e);
-  }
+  void events(std::span<const IoEvent> batch) override { agg_.events(batch); }
   void profile(int64_t pid, const std::vector<counters::PosixRecord>& posix,
                const std::vector<counters::StdioRecord>& stdio) override {
     agg_.profile(pid, posix, stdio);

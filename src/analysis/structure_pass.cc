@@ -19,10 +19,7 @@ class GraphState final : public PassState {
     builder_.begin(unit, t, sizes_known);
   }
   void process(const ProcessMeta& m) override { builder_.process(m); }
-  // final: the loop calls event() directly, one virtual call per batch.
-  void events(std::span<const IoEvent> batch) override {
-    for (const IoEvent& e : batch) event(e);
-  }
+  void events(std::span<const IoEvent> batch) override { builder_.events(batch); }
   void event(const IoEvent& e) override { builder_.event(e); }
   void end() override { builder_.end(); }
   void merge(PassState& later) override { builder_.merge(static_cast<GraphState&>(later).builder_); }

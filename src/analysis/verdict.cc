@@ -31,7 +31,7 @@ struct CtxFlags {
   bool known = false;
   bool in_step = false;  // a batch is being produced (`step` tag)
   int64_t worker = -1, loader = -1;
-  std::string epoch;  // `epoch` tag value, "" without
+  std::string_view epoch;  // `epoch` tag value, "" without (in the unit's tables: begin to end)
 };
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -157,7 +157,7 @@ class VerdictState final : public PassState {
         break;
     }
     if (io && c.in_step) (f.is_read || f.is_write ? p.step_data_ns : p.step_meta_ns) += e.dur;
-    if (io && f.is_read && !c.epoch.empty() && !environment(e.path)) read_ns_of_epoch(c.epoch) += e.dur;
+    if (io && f.is_read && !c.epoch.empty() && !environment(e.path)) read_ns_of_epoch(e.ctx, c.epoch) += e.dur;
   }
 
  public:
@@ -212,12 +212,14 @@ class VerdictState final : public PassState {
     if (env_[path] == 2) env_[path] = environment_path(tables_->str(path)) ? 1 : 0;
     return env_[path] == 1;
   }
-  // Reads come in runs of one epoch: the last epoch's counter (map nodes never move).
-  int64_t& read_ns_of_epoch(const std::string& epoch) {
-    if (!last_epoch_ns_ || epoch != last_epoch_) {
-      last_epoch_ns_ = &epoch_read_ns_[epoch];
+  // Reads come in runs of one epoch: the last epoch's counter (map nodes
+  // never move), kept without comparing the value while the context is the same.
+  int64_t& read_ns_of_epoch(uint32_t ctx, std::string_view epoch) {
+    if (!last_epoch_ns_ || (ctx != last_epoch_ctx_ && epoch != last_epoch_)) {
+      last_epoch_ns_ = &epoch_read_ns_[std::string(epoch)];
       last_epoch_ = epoch;
     }
+    last_epoch_ctx_ = ctx;
     return *last_epoch_ns_;
   }
   VerdictProc& proc(int64_t pid) {
@@ -239,6 +241,7 @@ class VerdictState final : public PassState {
   int64_t last_pid_ = INT64_MIN;
   int64_t* last_epoch_ns_ = nullptr;
   std::string last_epoch_;
+  uint32_t last_epoch_ctx_ = 0;  // a context whose epoch value is last_epoch_ (while last_epoch_ns_ is set)
 };
 
 // ---- words a person reads -------------------------------------------------------------

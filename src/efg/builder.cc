@@ -60,7 +60,9 @@ void Builder::process(const analysis::ProcessMeta& meta) {
 // 1 + the index of the path's directory among this unit's directories, so
 // that a job touching millions of paths in a few directories keeps a few
 // cache entries (0: no file, or FileClass::kAny).
-uint32_t Builder::file_class_of(uint32_t path) {
+// (file_class_of(): a path seen before, in class_of_path_; kPath and kAny
+// never fill it.)
+uint32_t Builder::file_class_of_slow(uint32_t path) {
   if (path == 0 || opts_.file_class == FileClass::kAny) return 0;
   if (opts_.file_class == FileClass::kPath || !tables_ || !tables_->str) return path;
   if (path >= class_of_path_.size()) class_of_path_.resize(path + 1, 0);
@@ -82,31 +84,46 @@ uint32_t Builder::file_class_of(uint32_t path) {
   return cls;
 }
 
-inline uint32_t Builder::node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e) {
+[[gnu::always_inline]] inline uint32_t Builder::node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e) {
   // Only reads and writes have a request size; open's "size" column is its mode.
   const bool data = tables_ && e.func < tables_->funcs.size() && tables_->funcs[e.func].data;
   const int32_t sc = opts_.size_classes && data ? size_class_of(e.size) : -1;
   // A loop repeats one call on one file: most events are the thread's previous node.
   LastNode& last = t.last_node;
-  if (last.node != kNoNode && last.func == e.func && last.path == e.path && last.size_class == sc) {
-    if (last.ctx == e.ctx) return last.node;
-    const int64_t role = role_of(e.ctx);
-    if (role == last.role) {
-      last.ctx = e.ctx;
-      return last.node;
-    }
-    return node_of_slow(g, last, e, sc, role);
+  const bool same_call = last.node != kNoNode && last.func == e.func && last.path == e.path && last.size_class == sc;
+  if (same_call && last.ctx == e.ctx) return last.node;
+  const int64_t role = role_of(e.ctx);
+  if (same_call && role == last.role) {
+    last.ctx = e.ctx;
+    return last.node;
   }
-  return node_of_slow(g, last, e, sc, role_of(e.ctx));
+  // Else the thread's last node of this function, if the rest of the key matches.
+  const uint32_t file_class = file_class_of(e.path);
+  if (e.func < t.by_func.size()) [[likely]] {
+    const FuncNode& same_func = t.by_func[e.func];
+    if (same_func.node != kNoNode && same_func.file_class == file_class && same_func.size_class == sc &&
+        same_func.role == role) {
+      last = {e.func, e.path, e.ctx, sc, role, same_func.node};
+      return same_func.node;
+    }
+  }
+  return node_of_slow(g, t, e, NodeKey{e.pid, e.func, file_class, sc, role});
 }
 
-uint32_t Builder::node_of_slow(Graph& g, LastNode& last, const analysis::IoEvent& e, int32_t sc, int64_t role) {
-  const NodeKey key{e.pid, e.func, file_class_of(e.path), sc, role};
+uint32_t Builder::node_of_slow(Graph& g, ThreadCursor& t, const analysis::IoEvent& e, const NodeKey& key) {
+  const int32_t sc = key.size_class;
+  const int64_t role = key.role;
+  if (e.func >= t.by_func.size()) t.by_func.resize(std::max<size_t>(e.func + 1, tables_ ? tables_->funcs.size() : 0));
+  FuncNode& same_func = t.by_func[e.func];
   auto hit = node_cache_.find(key);
-  if (hit != node_cache_.end()) {
-    last = {e.func, e.path, e.ctx, sc, role, hit->second};
-    return hit->second;
-  }
+  const uint32_t id = hit != node_cache_.end() ? hit->second : new_node(g, e, key);
+  same_func = {key.path, sc, role, id};
+  t.last_node = {e.func, e.path, e.ctx, sc, role, id};
+  return id;
+}
+
+uint32_t Builder::new_node(Graph& g, const analysis::IoEvent& e, const NodeKey& key) {
+  const int32_t sc = key.size_class;
   Signature sig;
   if (tables_ && e.func < tables_->funcs.size()) {
     const analysis::FuncInfo& f = tables_->funcs[e.func];
@@ -122,8 +139,23 @@ uint32_t Builder::node_of_slow(Graph& g, LastNode& last, const analysis::IoEvent
   if (key.role >= 0) sig.role = "loader=" + std::to_string(key.role);
   const uint32_t id = g.intern(sig);
   node_cache_.emplace(key, id);
-  last = {e.func, e.path, e.ctx, sc, role, id};
   return id;
+}
+
+inline Edge& Builder::next_edge(Graph& g, ThreadCursor& t, uint32_t node) {
+  if (t.next_edge.size() <= t.last) t.next_edge.resize(g.nodes.size());
+  NextEdges& n = t.next_edge[t.last];
+  if (n.node[0] == node) [[likely]] return *n.edge[0];
+  if (n.node[1] == node) {
+    std::swap(n.node[0], n.node[1]);
+    std::swap(n.edge[0], n.edge[1]);
+  } else {
+    n.node[1] = n.node[0];
+    n.edge[1] = n.edge[0];
+    n.node[0] = node;
+    n.edge[0] = &g.edges[{t.last, node}];
+  }
+  return *n.edge[0];
 }
 
 [[gnu::always_inline]] inline void Builder::log_arrival(Graph& g, ThreadCursor& t, uint32_t node) {
@@ -163,7 +195,14 @@ void Builder::log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node) {
   ++g.arrival_runs;
 }
 
-void Builder::event(const analysis::IoEvent& e) {
+void Builder::event(const analysis::IoEvent& e) { on_event(e); }
+
+// The batch's loop inlines the event's work: no call per event.
+void Builder::events(std::span<const analysis::IoEvent> batch) {
+  for (const analysis::IoEvent& e : batch) on_event(e);
+}
+
+[[gnu::always_inline]] inline void Builder::on_event(const analysis::IoEvent& e) {
   if (!last_thread_.cursor || last_thread_.pid != e.pid || last_thread_.tid != e.tid) {
     Graph& g = processes_[e.pid];
     auto [it, fresh] = threads_.try_emplace({e.pid, e.tid});
@@ -176,10 +215,7 @@ void Builder::event(const analysis::IoEvent& e) {
   Graph& g = *last_thread_.graph;
   ThreadCursor& t = *last_thread_.cursor;
   const uint32_t node = node_of(g, t, e);
-  if (t.next_edge.size() <= t.last) t.next_edge.resize(g.nodes.size(), {kStartNode, nullptr});
-  auto& cached = t.next_edge[t.last];
-  if (!cached.second || cached.first != node) cached = {node, &g.edges[{t.last, node}]};
-  Edge& edge = *cached.second;
+  Edge& edge = next_edge(g, t, node);
   log_arrival(g, t, node);
   ++edge.count;
   // Gaps from the start node are the thread's first event time: meaningless.

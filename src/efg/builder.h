@@ -32,6 +32,7 @@ class Builder : public analysis::UnitConsumer {
   void begin(const std::string& unit, const analysis::Tables* tables, bool sizes_known) override;
   void process(const analysis::ProcessMeta& meta) override;
   void event(const analysis::IoEvent& e) override;
+  void events(std::span<const analysis::IoEvent> batch) override;
   void end() override;
 
   void merge(const Builder& o);
@@ -54,14 +55,30 @@ class Builder : public analysis::UnitConsumer {
     int64_t role = -1;
     uint32_t node = kNoNode;
   };
+  // A thread's node of a function id, with the rest of its key: a loop over
+  // files calls each function on a new path of the same directory, so the
+  // previous node (LastNode) changes every event but this one matches.
+  struct FuncNode {
+    uint32_t file_class = 0;
+    int32_t size_class = 0;
+    int64_t role = -1;
+    uint32_t node = kNoNode;
+  };
+  // The two edges a thread last took from a node, the latest first: a node
+  // mostly has one or two successors (a read repeated, then the close).
+  struct NextEdges {
+    uint32_t node[2] = {kNoNode, kNoNode};
+    Edge* edge[2] = {nullptr, nullptr};
+  };
   struct ThreadCursor {
     LastNode last_node;  // the node cache's key includes the pid: one thread, one pid
     uint32_t last = kStartNode;
     int64_t last_end = 0;
     int64_t first_start = 0;
-    // Per source node, the edge this thread last took from it: in a loop
-    // each node mostly has one successor, so most events skip the edge map.
-    std::vector<std::pair<uint32_t, Edge*>> next_edge;
+    std::vector<FuncNode> by_func;  // per function id
+    // Per source node: in a loop each node mostly has one or two successors,
+    // so most events skip the edge map.
+    std::vector<NextEdges> next_edge;
     // This thread's arrival runs (Graph::arrivals once the unit ends) and,
     // per node, 1 + the index of its last run (0: none yet).
     std::vector<ArrivalRun> runs;
@@ -78,13 +95,20 @@ class Builder : public analysis::UnitConsumer {
   struct NodeKeyHash {
     size_t operator()(const NodeKey& k) const;
   };
-  uint32_t file_class_of(uint32_t path);
+  uint32_t file_class_of(uint32_t path) {
+    if (path < class_of_path_.size() && class_of_path_[path] != 0) [[likely]] return class_of_path_[path];
+    return file_class_of_slow(path);
+  }
+  uint32_t file_class_of_slow(uint32_t path);
+  static Edge& next_edge(Graph& g, ThreadCursor& t, uint32_t node);
   uint32_t node_of(Graph& g, ThreadCursor& t, const analysis::IoEvent& e);
-  uint32_t node_of_slow(Graph& g, LastNode& last, const analysis::IoEvent& e, int32_t sc, int64_t role);
+  uint32_t node_of_slow(Graph& g, ThreadCursor& t, const analysis::IoEvent& e, const NodeKey& key);
+  uint32_t new_node(Graph& g, const analysis::IoEvent& e, const NodeKey& key);  // interned, into node_cache_
   static void log_arrival(Graph& g, ThreadCursor& t, uint32_t node);
   static void log_arrival_slow(Graph& g, ThreadCursor& t, uint32_t node);
   int64_t role_of(uint32_t ctx);
   int64_t role_of_slow(uint32_t ctx);
+  void on_event(const analysis::IoEvent& e);
   void close_threads();
 
   BuilderOptions opts_;

@@ -55,6 +55,23 @@ struct ThreadQueue {
   }
 };
 
+// "0" to "99" as views into one static array: small tag values (epochs,
+// ranks, ...) need neither formatting nor a copy in the CtxTable.
+struct SmallIntText {
+  char text[10 + 2 * 90] = {};
+  constexpr SmallIntText() {
+    for (int v = 0; v < 10; ++v) text[v] = static_cast<char>('0' + v);
+    for (int v = 10; v < 100; ++v) {
+      text[10 + 2 * (v - 10)] = static_cast<char>('0' + v / 10);
+      text[11 + 2 * (v - 10)] = static_cast<char>('0' + v % 10);
+    }
+  }
+  std::string_view operator()(int v) const {  // 0 <= v < 100
+    return v < 10 ? std::string_view(text + v, 1) : std::string_view(text + 10 + 2 * (v - 10), 2);
+  }
+};
+constexpr SmallIntText kSmallIntText;
+
 // What the merge needs of a name id (StrataSource::read_unit's name_flags):
 // counters and span begin/end marks are no I/O events; the return value is
 // known when the name records one (or says nothing of its fields).
@@ -122,7 +139,9 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
             ct.key = dict.str(t.key);
             ct.is_int = t.is_int;
             ct.int_value = t.int_value;
-            if (t.is_int) {
+            if (t.is_int && t.int_value >= 0 && t.int_value < 100) {
+              ct.value = kSmallIntText(static_cast<int>(t.int_value));
+            } else if (t.is_int) {
               char buf[24];
               const auto res = std::to_chars(buf, buf + sizeof buf, t.int_value);
               ct.value = tables.ctxs.keep(std::string_view(buf, static_cast<size_t>(res.ptr - buf)));

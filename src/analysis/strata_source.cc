@@ -176,10 +176,6 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
     std::map<uint32_t, ThreadQueue> queues;
     std::vector<ThreadQueue*> by_tid;  // queues in tid order (ties go to the lowest tid)
     std::vector<std::unique_ptr<reader::EventBatch>> pool;
-    {
-      std::lock_guard<std::mutex> lock(spare_mu_);
-      pool.swap(spare_batches_);
-    }
     size_t queued = 0;
     // Events go to the consumer in batches (UnitConsumer::events): one
     // virtual call per pass per batch instead of per event.
@@ -312,10 +308,6 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       if (!emit_min_run()) break;
     }
     deliver();
-    {
-      std::lock_guard<std::mutex> lock(spare_mu_);
-      if (pool.size() > spare_batches_.size()) pool.swap(spare_batches_);
-    }
     if (!r.profile().empty()) {
       std::vector<counters::PosixRecord> posix;
       std::vector<counters::StdioRecord> stdio;

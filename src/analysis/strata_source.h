@@ -5,7 +5,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,7 +12,6 @@
 
 namespace strata::reader {
 class TraceReader;
-struct EventBatch;
 }
 
 namespace strata::analysis {
@@ -36,11 +34,6 @@ class StrataSource : public Source {
   std::vector<std::string> files_;
   unsigned threads_ = 1;
   unsigned decode_threads() const;
-  // Event batches a finished unit leaves for the next: a new batch's columns
-  // are zero-filled when first sized (and their pages faulted in), a reused
-  // one's are only overwritten. Shared by the threads reading units.
-  std::mutex spare_mu_;
-  std::vector<std::unique_ptr<reader::EventBatch>> spare_batches_;
 };
 
 bool looks_like_strata(const std::string& path);

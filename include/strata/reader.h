@@ -134,7 +134,11 @@ class Dictionary {
  private:
   template <class T>
   static void put_at(std::vector<T>& v, uint32_t id, T value) {
-    if (v.size() <= id) v.resize(id + 1);
+    if (v.size() == id) {  // writers number ids in turn: the common case
+      v.push_back(std::move(value));
+      return;
+    }
+    if (v.size() < id) v.resize(id + 1);
     v[id] = std::move(value);
   }
   // Bump allocator over chunks that never move.

@@ -55,6 +55,36 @@ struct ThreadQueue {
   }
 };
 
+// "0" to "99" as views into one static array: small tag values (epochs,
+// ranks, ...) need neither formatting nor a copy in the CtxTable.
+struct SmallIntText {
+  char text[10 + 2 * 90] = {};
+  constexpr SmallIntText() {
+    for (int v = 0; v < 10; ++v) text[v] = static_cast<char>('0' + v);
+    for (int v = 10; v < 100; ++v) {
+      text[10 + 2 * (v - 10)] = static_cast<char>('0' + v / 10);
+      text[11 + 2 * (v - 10)] = static_cast<char>('0' + v % 10);
+    }
+  }
+  std::string_view operator()(int v) const {  // 0 <= v < 100
+    return v < 10 ? std::string_view(text + v, 1) : std::string_view(text + 10 + 2 * (v - 10), 2);
+  }
+};
+constexpr SmallIntText kSmallIntText;
+
+// What the merge needs of a name id (StrataSource::read_unit's name_flags):
+// counters and span begin/end marks are no I/O events; the return value is
+// known when the name records one (or says nothing of its fields).
+constexpr uint8_t kSkipName = 1, kHasRet = 2;
+uint8_t name_flags_of(uint8_t kind, uint32_t fields) {
+  const bool skip = kind == static_cast<uint8_t>(format::EventKind::kCounter) ||
+                    kind == static_cast<uint8_t>(format::EventKind::kBegin) ||
+                    kind == static_cast<uint8_t>(format::EventKind::kEnd);
+  const auto field_bits = static_cast<uint8_t>(fields);
+  const bool has_ret = (field_bits & format::kFieldRet) != 0 || field_bits == 0;
+  return static_cast<uint8_t>((skip ? kSkipName : 0) | (has_ret ? kHasRet : 0));
+}
+
 }  // namespace
 
 // With fewer files than threads, each unit gets the threads the other units
@@ -78,21 +108,20 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
     const reader::Dictionary& dict = r.dict();
     Tables tables;
     tables.str = [&dict](uint32_t id) -> std::string_view { return dict.str(id); };
-    std::vector<uint8_t> kinds, fields;
+    // Per name id, what the merge needs of it in one byte (name_flags).
+    std::vector<uint8_t> name_flags;
     auto sync = [&]() {
       while (tables.funcs.size() < dict.num_names() || tables.funcs.empty()) {
         uint32_t id = static_cast<uint32_t>(tables.funcs.size());
         if (id == 0 || id >= dict.num_names()) {
           tables.funcs.push_back(classify("", "app"));
-          kinds.push_back(0);
-          fields.push_back(0);
+          name_flags.push_back(name_flags_of(0, 0));
           if (id >= dict.num_names()) break;
           continue;
         }
         const reader::NameInfo& n = dict.name(id);
         tables.funcs.push_back(classify(n.name, n.category));
-        kinds.push_back(n.kind);
-        fields.push_back(static_cast<uint8_t>(n.fields));
+        name_flags.push_back(name_flags_of(n.kind, n.fields));
       }
       if (tables.ctxs.size() < dict.num_contexts()) {
         size_t more_tags = 0;
@@ -112,7 +141,9 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
             ct.key = dict.str(t.key);
             ct.is_int = t.is_int;
             ct.int_value = t.int_value;
-            if (t.is_int) {
+            if (t.is_int && t.int_value >= 0 && t.int_value < 100) {
+              ct.value = kSmallIntText(static_cast<int>(t.int_value));
+            } else if (t.is_int) {
               char buf[24];
               const auto res = std::to_chars(buf, buf + sizeof buf, t.int_value);
               ct.value = tables.ctxs.keep(std::string_view(buf, static_cast<size_t>(res.ptr - buf)));
@@ -160,39 +191,68 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
     auto emit = [&](ThreadQueue& q, uint64_t limit_end, bool bounded) {
       // Emits q's events while their end time <= limit_end (or all if !bounded).
       while (!q.batches.empty()) {
-        reader::EventBatch& b = *q.batches.front();
+        const reader::EventBatch& b = *q.batches.front();
         const size_t n = b.size_events();
-        while (q.pos < n) {
-          const size_t i = q.pos;
-          if (bounded && b.ts[i] + b.dur[i] > limit_end) {
-            q.head = b.ts[i] + b.dur[i];
-            return;
-          }
-          ++q.pos;
-          --queued;
-          const uint32_t nid = b.name[i];
-          if (nid >= tables.funcs.size()) continue;
-          const uint8_t kind = kinds[nid];
-          if (kind == static_cast<uint8_t>(format::EventKind::kCounter) ||
-              kind == static_cast<uint8_t>(format::EventKind::kBegin) ||
-              kind == static_cast<uint8_t>(format::EventKind::kEnd))
-            continue;
-          IoEvent& e = batch[batched];
-          e.pid = pi.pid;
-          e.tid = b.tid;
-          e.ts = static_cast<int64_t>(b.ts[i]) + shift;
-          e.dur = static_cast<int64_t>(b.dur[i]);
-          e.offset = b.offset[i];
-          e.size = b.size[i];
-          e.ret = b.ret[i];
+        const uint64_t* ts = b.ts.data();
+        const uint64_t* dur = b.dur.data();
+        // The run: the events before the first that ends after limit_end.
+        size_t stop = n;
+        if (bounded) {
+          for (size_t i = q.pos; i < n; ++i)
+            if (ts[i] + dur[i] > limit_end) {
+              stop = i;
+              break;
+            }
+        }
+        queued -= stop - q.pos;
+        // The columns as plain pointers: the stores to the IoEvents (one of
+        // them a byte, which may alias anything) would reload each vector's
+        // data pointer per event otherwise.
+        const uint32_t* name = b.name.data();
+        const uint32_t* path = b.path.data();
+        const uint32_t* ctx = b.ctx.data();
+        const int32_t* fd = b.fd.data();
+        const int32_t* err = b.err.data();
+        const int64_t* offset = b.offset.data();
+        const int64_t* size = b.size.data();
+        const int64_t* ret = b.ret.data();
+        const uint8_t* mem_align = b.mem_align.data();
+        const uint8_t* flags = name_flags.data();
+        const size_t nflags = name_flags.size();
+        const int64_t pid = pi.pid;
+        const int64_t tid = b.tid;
+        IoEvent* out = batch.data();
+        size_t k = batched;
+        for (size_t i = q.pos; i < stop; ++i) {
+          const uint32_t nid = name[i];
+          const uint8_t f = nid < nflags ? flags[nid] : kSkipName;
+          if (f & kSkipName) continue;
+          IoEvent& e = out[k];
+          e.pid = pid;
+          e.tid = tid;
+          e.ts = static_cast<int64_t>(ts[i]) + shift;
+          e.dur = static_cast<int64_t>(dur[i]);
+          e.offset = offset[i];
+          e.size = size[i];
+          e.ret = ret[i];
           e.func = nid;
-          e.path = b.path[i];
-          e.ctx = b.ctx[i];
-          e.fd = b.fd[i];
-          e.err = b.err[i];
-          e.mem_align = b.mem_align[i];
-          e.has_ret = (fields[nid] & format::kFieldRet) != 0 || fields[nid] == 0;
-          if (++batched == kBatch) deliver();
+          e.path = path[i];
+          e.ctx = ctx[i];
+          e.fd = fd[i];
+          e.err = err[i];
+          e.mem_align = mem_align[i];
+          e.has_ret = (f & kHasRet) != 0;
+          if (++k == kBatch) {
+            batched = k;
+            deliver();
+            k = 0;
+          }
+        }
+        batched = k;
+        q.pos = stop;
+        if (stop < n) {
+          q.head = ts[stop] + dur[stop];
+          return;
         }
         pool.push_back(std::move(q.batches.front()));
         q.batches.pop_front();

@@ -39,6 +39,39 @@ inline const uint8_t* get_varint(const uint8_t* p, const uint8_t* end, uint64_t&
     out = *p;
     return p + 1;
   }
+  if (end - p >= 10) {
+    // A varint takes at most 10 bytes: with 10 left, no byte needs a bounds
+    // check; the 2- to 4-byte values (ids, tag values, time gaps) come
+    // first, unrolled.
+    uint64_t v = p[0] & 0x7fu;
+    uint64_t b = p[1];
+    v |= (b & 0x7f) << 7;
+    if (b < 0x80) {
+      out = v;
+      return p + 2;
+    }
+    b = p[2];
+    v |= (b & 0x7f) << 14;
+    if (b < 0x80) {
+      out = v;
+      return p + 3;
+    }
+    b = p[3];
+    v |= (b & 0x7f) << 21;
+    if (b < 0x80) {
+      out = v;
+      return p + 4;
+    }
+    for (int i = 4; i < 10; ++i) {
+      b = p[i];
+      v |= (b & 0x7f) << (7 * i);
+      if (b < 0x80) {
+        out = v;
+        return p + i + 1;
+      }
+    }
+    return nullptr;
+  }
   uint64_t v = 0;
   for (int shift = 0; shift < 70 && p < end; shift += 7) {
     uint8_t b = *p++;

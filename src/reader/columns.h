@@ -16,10 +16,39 @@ namespace strata::reader::columns {
 
 namespace fmt = strata::format;
 
+// A varint at p, with at least 10 bytes (a varint's most) readable: values
+// of up to 3 bytes (ids, time gaps, run lengths) inline without bounds
+// checks, longer ones by get_varint. nullptr if longer than 10 bytes.
+inline const uint8_t* get_varint_unchecked(const uint8_t* p, const uint8_t* end, uint64_t& v) {
+  const uint64_t b0 = p[0];
+  if (b0 < 0x80) {
+    v = b0;
+    return p + 1;
+  }
+  const uint64_t b1 = p[1];
+  if (b1 < 0x80) {
+    v = (b0 & 0x7f) | b1 << 7;
+    return p + 2;
+  }
+  const uint64_t b2 = p[2];
+  if (b2 < 0x80) {
+    v = (b0 & 0x7f) | (b1 & 0x7f) << 7 | b2 << 14;
+    return p + 3;
+  }
+  return fmt::get_varint(p, end, v);
+}
+
 // Decodes `n` varints of one column; returns false on overrun.
 template <class T, class F>
 bool decode_column(const uint8_t* p, const uint8_t* end, size_t n, T* out, F transform) {
-  for (size_t i = 0; i < n; ++i) {
+  size_t i = 0;
+  for (; i < n && end - p >= 10; ++i) {
+    uint64_t v;
+    p = get_varint_unchecked(p, end, v);
+    if (!p) return false;
+    out[i] = transform(v);
+  }
+  for (; i < n; ++i) {  // the column's last bytes: checked
     uint64_t v;
     if (p < end && *p < 0x80) {
       v = *p++;
@@ -40,12 +69,22 @@ bool decode_runs(const uint8_t* p, const uint8_t* end, size_t n, T* out, F trans
   size_t i = 0;
   while (i < n) {
     uint64_t v, run;
-    p = fmt::get_varint(p, end, v);
-    if (!p) return false;
-    p = fmt::get_varint(p, end, run);
+    if (end - p >= 20) {  // both varints readable unchecked (runs of 1 are common: new paths)
+      p = get_varint_unchecked(p, end, v);
+      if (!p) return false;
+      p = get_varint_unchecked(p, end, run);
+    } else {
+      p = fmt::get_varint(p, end, v);
+      if (!p) return false;
+      p = fmt::get_varint(p, end, run);
+    }
     if (!p || run == 0 || run > n - i) return false;
     T value = transform(v);
-    std::fill(out + i, out + i + run, value);
+    if (run == 1) {
+      out[i] = value;
+    } else {
+      std::fill(out + i, out + i + run, value);
+    }
     i += run;
   }
   return p == end;

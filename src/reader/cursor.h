@@ -21,11 +21,16 @@ struct Cursor {
     p = n;
     return true;
   }
-  uint64_t u() {
+  // Inlined into every decoder loop: the dictionary's ids and tag values
+  // are a few bytes each, read by get_varint's unrolled steps.
+  [[gnu::always_inline]] uint64_t u() {
     uint64_t v = 0;
-    if (!varint(v)) throw std::string("truncated varint");
+    const uint8_t* n = format::get_varint(p, end, v);
+    if (!n) truncated_varint();
+    p = n;
     return v;
   }
+  [[noreturn, gnu::cold, gnu::noinline]] static void truncated_varint() { throw std::string("truncated varint"); }
   int64_t z() { return format::unzigzag(u()); }
   uint8_t byte() {
     if (p >= end) throw std::string("truncated payload");

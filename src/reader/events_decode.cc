@@ -16,6 +16,22 @@ namespace strata::reader {
 namespace fmt = strata::format;
 using columns::decode_any;
 
+namespace {
+// An id column (name, path, context); max_id: its largest id, found in the
+// same pass. A column given twice counts as its last copy, as the values do.
+const char* decode_ids(uint8_t enc, const uint8_t* p, const uint8_t* end, size_t n, uint32_t* out, uint32_t& max_id,
+                       size_t& frame) {
+  uint32_t m = 0;
+  const char* bad = decode_any(enc, p, end, n, out, [&m](uint64_t v) {
+    const auto id = static_cast<uint32_t>(v);
+    m = std::max(m, id);
+    return id;
+  }, frame);
+  max_id = m;
+  return bad;
+}
+}  // namespace
+
 void decode_events(const BlockPlace& at, const TickClock& tick_clock, const uint8_t* payload, size_t size,
                    uint32_t count, EventBatch& out, EventIds& ids) {
   const TickClock clock = tick_clock;  // a local: stores to the columns cannot alias it
@@ -84,6 +100,9 @@ void decode_events(const BlockPlace& at, const TickClock& tick_clock, const uint
   const uint8_t* data = c.p;
   const uint8_t* end = payload + size;
   bool have_ts = false, have_offset = false;
+  // The largest ids, checked in stage 3 against the dictionary as of this
+  // block: found while decoding (an absent column uses none).
+  ids = EventIds{};
   for (uint64_t i = 0; i < ncols; ++i) {
     if (cols[i].len > static_cast<uint64_t>(end - data)) at.fail("EVENTS block: column runs past the block");
     const uint8_t* cb = data;
@@ -94,14 +113,14 @@ void decode_events(const BlockPlace& at, const TickClock& tick_clock, const uint
     const char* bad = nullptr;
     size_t frame = SIZE_MAX;
     switch (static_cast<fmt::Column>(cols[i].id)) {
-      case fmt::Column::kName: bad = decode_any(enc, cb, ce, count, out.name.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }, frame); break;
+      case fmt::Column::kName: bad = decode_ids(enc, cb, ce, count, out.name.data(), ids.max_name, frame); break;
       case fmt::Column::kTs:  // gaps; resolved against durations below
         bad = decode_any(enc, cb, ce, count, out.ts.data(), [](uint64_t v) { return v; }, frame);
         have_ts = true;
         break;
       case fmt::Column::kDur: bad = decode_any(enc, cb, ce, count, out.dur.data(), [](uint64_t v) { return v; }, frame); break;
       case fmt::Column::kFd: bad = decode_any(enc, cb, ce, count, out.fd.data(), [](uint64_t v) { return static_cast<int32_t>(fmt::unzigzag(v)); }, frame); break;
-      case fmt::Column::kPath: bad = decode_any(enc, cb, ce, count, out.path.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }, frame); break;
+      case fmt::Column::kPath: bad = decode_ids(enc, cb, ce, count, out.path.data(), ids.max_path, frame); break;
       case fmt::Column::kOffset:  // delta-cache codes; resolved below
         bad = decode_any(enc, cb, ce, count, out.offset.data(), [](uint64_t v) { return static_cast<int64_t>(v); }, frame);
         have_offset = true;
@@ -109,7 +128,7 @@ void decode_events(const BlockPlace& at, const TickClock& tick_clock, const uint
       case fmt::Column::kSize: bad = decode_any(enc, cb, ce, count, out.size.data(), [](uint64_t v) { return fmt::unzigzag(v); }, frame); break;
       case fmt::Column::kRet: bad = decode_any(enc, cb, ce, count, out.ret.data(), [](uint64_t v) { return fmt::unzigzag(v); }, frame); break;
       case fmt::Column::kErrno: bad = decode_any(enc, cb, ce, count, out.err.data(), [](uint64_t v) { return static_cast<int32_t>(v); }, frame); break;
-      case fmt::Column::kCtx: bad = decode_any(enc, cb, ce, count, out.ctx.data(), [](uint64_t v) { return static_cast<uint32_t>(v); }, frame); break;
+      case fmt::Column::kCtx: bad = decode_ids(enc, cb, ce, count, out.ctx.data(), ids.max_ctx, frame); break;
       case fmt::Column::kMemAlign: {
         uint64_t worst = 0;
         bad = decode_any(enc, cb, ce, count, out.mem_align.data(), [&](uint64_t v) {
@@ -135,16 +154,6 @@ void decode_events(const BlockPlace& at, const TickClock& tick_clock, const uint
     }
   }
   if (!have_ts) at.fail("EVENTS block: no timestamp column");
-  // The ids are checked in stage 3, against the dictionary as of this block.
-  auto max_id = [&](const std::vector<uint32_t>& v, fmt::Column col) -> uint32_t {
-    if (!present[static_cast<int>(col)]) return 0;
-    uint32_t m = 0;
-    for (uint32_t i = 0; i < count; ++i) m = std::max(m, v[i]);
-    return m;
-  };
-  ids.max_name = max_id(out.name, fmt::Column::kName);
-  ids.max_path = max_id(out.path, fmt::Column::kPath);
-  ids.max_ctx = max_id(out.ctx, fmt::Column::kCtx);
   // ret is stored relative to the requested size; start times relative to the
   // previous event's end; offsets relative to the previous access's end.
   uint64_t prev_end = base_ts;

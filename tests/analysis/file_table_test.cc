@@ -108,9 +108,13 @@ TEST(FileTable, SortsPathsSharingLongPrefixesByteForByte) {
 // More files than one bucket of the in-place permutation (4,096 records):
 // each record reaches its place with its own counts, and the records of one
 // path, in different buckets before the sort, still combine in their order.
+// Names of one directory agree far past the sort items' 16 bytes: runs of
+// them are keyed again, several levels deep.
 TEST(FileTable, SortsManyShuffledFilesInPlace) {
   const int n = 20000;
-  auto name = [](int k) { return "/d" + std::to_string(k % 97) + "/f" + std::to_string(k); };
+  auto name = [](int k) {
+    return "/d" + std::to_string(k % 97) + "/shard-of-a-data-set-with-a-long-name-" + std::to_string(k);
+  };
   PathPool pool;
   std::deque<FileAgg> files;
   for (int i = 0; i < n; ++i) {

@@ -539,7 +539,9 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   FileTotals env, rest;
   const bool list_all = o.all || !o.path.empty();
   FileVerdict v;  // reused: one per file of the job
+  PathsAhead ahead(job.files);
   for (const FileAgg& f : job.files) {
+    ahead.next();
     if (!path_selected(o, f.path)) continue;
     classify_file(f, job, v);
     bool in_dir = false;
@@ -868,7 +870,9 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   buf.resize(1u << 17);
   size_t used = 0;
   FileVerdict v;
+  PathsAhead ahead(job.files);
   for (const FileAgg& f : job.files) {
+    ahead.next();
     if (!path_selected(o, f.path)) continue;
     classify_file(f, job, v);
     // The fixed text and the numbers of one object take under 1 KiB.

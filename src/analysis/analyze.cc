@@ -113,6 +113,11 @@ static bool starts_with_lit(std::string_view s, const char (&lit)[N]) {
   return s.size() >= N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
 }
 
+template <size_t N>
+static bool ends_with_lit(std::string_view s, const char (&lit)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data() + s.size() - (N - 1), lit, N - 1) == 0;
+}
+
 // p ends with one of `exts` (each ".x"; a two-part one like ".csv.log" only
 // where the list also holds its last part): p's extension, from its last '.'
 // after the last '/', is one of them.
@@ -689,10 +694,20 @@ DlSummary dl_summary(const Job& job) {
 
 bool is_environment_file(std::string_view path, Role role) {
   if (role == Role::kLibrary) return true;
-  static constexpr std::string_view prefixes[] = {"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/",
-                                                  "/proc/", "/sys/", "/dev/", "/opt/conda/"};
-  for (std::string_view p : prefixes)
-    if (path.starts_with(p)) return true;
+  // The system's directories, told apart by their second byte.
+  if (path.size() >= 2 && path[0] == '/') {
+    switch (path[1]) {
+      case 'u': if (starts_with_lit(path, "/usr/")) return true; break;
+      case 'l': if (starts_with_lit(path, "/lib/") || starts_with_lit(path, "/lib64/")) return true; break;
+      case 'b': if (starts_with_lit(path, "/bin/")) return true; break;
+      case 's': if (starts_with_lit(path, "/sbin/") || starts_with_lit(path, "/sys/")) return true; break;
+      case 'e': if (starts_with_lit(path, "/etc/")) return true; break;
+      case 'p': if (starts_with_lit(path, "/proc/")) return true; break;
+      case 'd': if (starts_with_lit(path, "/dev/")) return true; break;
+      case 'o': if (starts_with_lit(path, "/opt/conda/")) return true; break;
+      default: break;
+    }
+  }
   // Python packages and caches; MPI session directories and shared-memory
   // segments (Open MPI vader/sm, MPICH, UCX) outside /dev/shm. All but one
   // start with '/': each '/' of the path is tested on the byte after it
@@ -705,17 +720,17 @@ bool is_environment_file(std::string_view path, Role role) {
     ++s;
     if (rest.size() < 2) break;
     switch (rest[1]) {
-      case 's': if (rest.starts_with("/site-packages/"sv)) return true; break;
-      case 'd': if (rest.starts_with("/dist-packages/"sv)) return true; break;
-      case '_': if (rest.starts_with("/__pycache__/"sv)) return true; break;
-      case 'o': if (rest.starts_with("/ompi."sv) || rest.starts_with("/openmpi-sessions"sv)) return true; break;
-      case 'm': if (rest.starts_with("/mpich"sv)) return true; break;
-      case 'u': if (rest.starts_with("/ucx"sv)) return true; break;
+      case 's': if (starts_with_lit(rest, "/site-packages/")) return true; break;
+      case 'd': if (starts_with_lit(rest, "/dist-packages/")) return true; break;
+      case '_': if (starts_with_lit(rest, "/__pycache__/")) return true; break;
+      case 'o': if (starts_with_lit(rest, "/ompi.") || starts_with_lit(rest, "/openmpi-sessions")) return true; break;
+      case 'm': if (starts_with_lit(rest, "/mpich")) return true; break;
+      case 'u': if (starts_with_lit(rest, "/ucx")) return true; break;
       default: break;
     }
   }
   if (contains(path, "vader_segment")) return true;
-  return path.ends_with(".pyc") || path.ends_with(".so") || contains(path, ".so.");
+  return ends_with_lit(path, ".pyc") || ends_with_lit(path, ".so") || contains(path, ".so.");
 }
 
 namespace {

@@ -505,10 +505,17 @@ struct FileTotals {
   size_t files = 0;
   uint64_t opens = 0, reads = 0, writes = 0, stats = 0, mmaps = 0;
   int64_t bytes_read = 0, bytes_written = 0, ns = 0;
-  std::map<std::string, size_t> roles;
+  size_t by_role[static_cast<size_t>(Role::kOther) + 1] = {};
+  // Files per role name, in the names' order.
+  std::map<std::string, size_t> roles() const {
+    std::map<std::string, size_t> m;
+    for (size_t r = 0; r < std::size(by_role); ++r)
+      if (by_role[r]) m[role_name(static_cast<Role>(r))] = by_role[r];
+    return m;
+  }
   void add(const FileAgg& f, Role role) {
     ++files;
-    ++roles[role_name(role)];
+    ++by_role[static_cast<size_t>(role)];
     opens += f.opens;
     reads += f.reads;
     writes += f.writes;
@@ -585,7 +592,7 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   if (rest.files) {
     out << "  other: " << plural(rest.files, "file", "files") << " (";
     size_t i = 0;
-    for (auto& [role, n] : rest.roles) out << (i++ ? ", " : "") << role << " " << n;
+    for (auto& [role, n] : rest.roles()) out << (i++ ? ", " : "") << role << " " << n;
     out << "; --all lists them), I/O time " << fmt_s(rest.ns) << "\n";
   }
   if (env.files) {
@@ -818,6 +825,15 @@ class JsonObject {
     *p_++ = '"';
     return *this;
   }
+  // A string known to need no escapes: one of the verdict's literals (role,
+  // access, extent, pattern), written for every file of the job.
+  JsonObject& literal_str(std::string_view s) {
+    *p_++ = '"';
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+    *p_++ = '"';
+    return *this;
+  }
   // Every byte of s is copied as it is by json::append_escaped: printable
   // ASCII but '"' and '\\'. 8 bytes at a time.
   static bool plain(std::string_view s) {
@@ -887,15 +903,15 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
     {
       JsonObject j(buf.data() + used);
       j.raw(first ? std::string_view("\n  ") : std::string_view(",\n  ")).raw("{\"path\": ").str(f.path);
-      j.raw(", \"role\": ").str(role_name(v.role));
+      j.raw(", \"role\": ").literal_str(role_name(v.role));
       j.raw(", \"evidence\": [");
       for (size_t i = 0; i < v.evidence.size(); ++i) {
         if (i) j.raw(",");
         j.str(v.evidence[i]);
       }
       j.raw("], \"processes\": ").num(v.nprocs).raw(", \"shared\": ").boolean(v.shared);
-      j.raw(", \"access\": ").str(v.access).raw(", \"read_extent\": ").str(v.read_extent);
-      j.raw(", \"pattern\": ").str(v.pattern).raw(", \"reread\": ").num(v.reread).raw(", \"reread_per_open\": ").num(v.per_open);
+      j.raw(", \"access\": ").literal_str(v.access).raw(", \"read_extent\": ").literal_str(v.read_extent);
+      j.raw(", \"pattern\": ").literal_str(v.pattern).raw(", \"reread\": ").num(v.reread).raw(", \"reread_per_open\": ").num(v.per_open);
       j.raw(", \"metadata_bound\": ").boolean(v.metadata_bound).raw(", \"opens\": ").num(f.opens);
       j.raw(", \"fdopens\": ").num(f.fdopens);
       j.raw(", \"reads\": ").num(f.reads).raw(", \"writes\": ").num(f.writes).raw(", \"stats\": ").num(f.stats);

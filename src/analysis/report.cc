@@ -879,6 +879,18 @@ class JsonObject {
 
 }  // namespace
 
+namespace {
+
+// a and b print the same (json_files): doubles compared bit for bit.
+bool same_verdict(const FileVerdict& a, const FileVerdict& b) {
+  return a.role == b.role && a.nprocs == b.nprocs && a.shared == b.shared && a.access == b.access &&
+         a.read_extent == b.read_extent && a.pattern == b.pattern && a.metadata_bound == b.metadata_bound &&
+         std::memcmp(&a.reread, &b.reread, sizeof a.reread) == 0 &&
+         std::memcmp(&a.per_open, &b.per_open, sizeof a.per_open) == 0 && a.evidence == b.evidence;
+}
+
+}  // namespace
+
 void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   out << ",\n \"files\": [";
   bool first = true;
@@ -886,6 +898,12 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   buf.resize(1u << 17);
   size_t used = 0;
   FileVerdict v;
+  // Neighbouring files often share their verdict (in a metadata-only job,
+  // nearly all do): its part of the object, "role" to "metadata_bound", is
+  // written once and copied while it repeats.
+  FileVerdict last;
+  std::string last_text;
+  bool have_last = false;
   PathsAhead ahead(job.files);
   for (const FileAgg& f : job.files) {
     ahead.next();
@@ -903,16 +921,25 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
     {
       JsonObject j(buf.data() + used);
       j.raw(first ? std::string_view("\n  ") : std::string_view(",\n  ")).raw("{\"path\": ").str(f.path);
-      j.raw(", \"role\": ").literal_str(role_name(v.role));
-      j.raw(", \"evidence\": [");
-      for (size_t i = 0; i < v.evidence.size(); ++i) {
-        if (i) j.raw(",");
-        j.str(v.evidence[i]);
+      if (have_last && same_verdict(v, last)) {
+        j.raw(last_text);
+      } else {
+        const char* const from = j.end();
+        j.raw(", \"role\": ").literal_str(role_name(v.role));
+        j.raw(", \"evidence\": [");
+        for (size_t i = 0; i < v.evidence.size(); ++i) {
+          if (i) j.raw(",");
+          j.str(v.evidence[i]);
+        }
+        j.raw("], \"processes\": ").num(v.nprocs).raw(", \"shared\": ").boolean(v.shared);
+        j.raw(", \"access\": ").literal_str(v.access).raw(", \"read_extent\": ").literal_str(v.read_extent);
+        j.raw(", \"pattern\": ").literal_str(v.pattern).raw(", \"reread\": ").num(v.reread).raw(", \"reread_per_open\": ").num(v.per_open);
+        j.raw(", \"metadata_bound\": ").boolean(v.metadata_bound);
+        last_text.assign(from, static_cast<size_t>(j.end() - from));
+        last = v;
+        have_last = true;
       }
-      j.raw("], \"processes\": ").num(v.nprocs).raw(", \"shared\": ").boolean(v.shared);
-      j.raw(", \"access\": ").literal_str(v.access).raw(", \"read_extent\": ").literal_str(v.read_extent);
-      j.raw(", \"pattern\": ").literal_str(v.pattern).raw(", \"reread\": ").num(v.reread).raw(", \"reread_per_open\": ").num(v.per_open);
-      j.raw(", \"metadata_bound\": ").boolean(v.metadata_bound).raw(", \"opens\": ").num(f.opens);
+      j.raw(", \"opens\": ").num(f.opens);
       j.raw(", \"fdopens\": ").num(f.fdopens);
       j.raw(", \"reads\": ").num(f.reads).raw(", \"writes\": ").num(f.writes).raw(", \"stats\": ").num(f.stats);
       j.raw(", \"seeks\": ").num(f.seeks).raw(", \"mmaps\": ").num(f.mmaps);

@@ -152,20 +152,11 @@ uint64_t sort_key(std::string_view s, size_t at) {
   return __builtin_bswap64(k);
 }
 
-// Puts files in order (rank[i]: the place in the order of the record now at
-// i; rank ends as 0, 1, 2, ...), in place: the records keep the memory they have, in the order the later
-// passes read it. Moving each record straight to its place reads or writes
-// the records in random order, a cache and TLB miss per record on millions
-// of files, each waiting on the one before when a permutation cycle is
-// followed. So first each record goes to its bucket, kBucket consecutive
-// places (an American flag sort: a record carried to the next free place
-// of its bucket takes the one there along): ~1,000 buckets for 4 M files,
-// each filled from its front, so the places written are ~1,000 runs of
-// consecutive memory, their fronts in the cache. Then each bucket, small
-// enough for the L2 cache, is put in order by following its cycles.
-constexpr size_t kKeyBytes = 16;   // of a path, in a sort item
+constexpr size_t kKeyBytes = 16;    // of a path, in a sort item
 constexpr size_t kFetchAhead = 16;  // records or paths fetched ahead of the one read
 
+// Starts fetching the cache line of f's path view, of p's bytes from
+// `from`, of the whole record f.
 void prefetch_path_of(const FileAgg& f) { __builtin_prefetch(&f.path); }
 
 void prefetch_path(std::string_view p, size_t from) {
@@ -178,6 +169,18 @@ void prefetch_record(const FileAgg* f) {
   __builtin_prefetch(p + sizeof(FileAgg) - 1);
 }
 
+// Puts files in order (rank[i]: the place in the order of the record now
+// at i; rank ends as 0, 1, 2, ...), in place: the records keep the memory
+// they have, in the order the later passes read it. Moving each record
+// straight to its place reads or writes the records in random order, a
+// cache and TLB miss per record on millions of files, each waiting on the
+// one before when a permutation cycle is followed. So first each record
+// goes to its bucket, kBucket consecutive places (an American flag sort: a
+// record carried to the next free place of its bucket takes the one there
+// along): ~1,000 buckets for 4 M files, each filled from its front, so the
+// places written are ~1,000 runs of consecutive memory, their fronts in the
+// cache. Then each bucket, small enough for the L2 cache, is put in order
+// by following its cycles.
 void permute(std::deque<FileAgg>& files, std::vector<uint32_t>& rank) {
   constexpr size_t kBucket = 4096;  // records: 688 KB
   const size_t n = files.size();

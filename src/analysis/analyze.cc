@@ -106,6 +106,18 @@ static void to_lower_ascii(std::string_view s, char* out) {
   }
 }
 
+// s starts with the literal `lit`: its length a constant, the compare is a
+// few instructions inline (string_view::starts_with calls memcmp).
+template <size_t N>
+static bool starts_with_lit(std::string_view s, const char (&lit)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
+
+template <size_t N>
+static bool ends_with_lit(std::string_view s, const char (&lit)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data() + s.size() - (N - 1), lit, N - 1) == 0;
+}
+
 // p ends with one of `exts` (each ".x"; a two-part one like ".csv.log" only
 // where the list also holds its last part): p's extension, from its last '.'
 // after the last '/', is one of them.
@@ -188,27 +200,32 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
     write_epochs = std::max(write_epochs, fp.pf.write_epochs());
   }
   auto lib_path = [&] {
-    return (contains(p, "-packages/") && (contains(p, "/site-packages/") || contains(p, "/dist-packages/"))) ||
-           sp.starts_with("/usr/lib"sv) || sp.starts_with("/lib/"sv) || sp.starts_with("/lib64/"sv) ||
-           sp.starts_with("/usr/share"sv);
+    return starts_with_lit(sp, "/usr/lib") || starts_with_lit(sp, "/lib/") || starts_with_lit(sp, "/lib64/") ||
+           starts_with_lit(sp, "/usr/share") ||
+           (contains(p, "-packages/") && (contains(p, "/site-packages/") || contains(p, "/dist-packages/")));
   };
   std::string_view ext;  // from the last '.' of the file name, "" if none
-  if (const size_t dot = p.find_last_of("./"); dot != std::string::npos && p[dot] == '.')
-    ext = std::string_view(p).substr(dot);
+  for (size_t i = sp.size(); i-- > 0;) {
+    if (sp[i] == '/') break;
+    if (sp[i] == '.') {
+      ext = sp.substr(i);
+      break;
+    }
+  }
   auto lib_ext = [&] { return has_ext(ext, {".so", ".py", ".pyc", ".pyi", ".pth"}) || contains(p, ".so."); };
   auto ckpt_name = [&] { return contains(p, "ckpt") || contains(p, "checkpoint") ||
                          has_ext(ext, {".pt", ".pth", ".ckpt", ".safetensors", ".h5.ckpt", ".keras"}); };
   auto cfg_ext = [&] { return has_ext(ext, {".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf"}) ||
-                       sp.starts_with("/etc/"sv); };
+                       starts_with_lit(sp, "/etc/"); };
   auto log_ext = [&] { return has_ext(ext, {".log", ".out", ".err", ".csv.log"}) || contains(p, "/log") ||
-                       sp.starts_with("/dev/pts"sv) || sp.starts_with("/dev/tty"sv); };
+                       starts_with_lit(sp, "/dev/pts") || starts_with_lit(sp, "/dev/tty"); };
   auto data_ext = [&] { return has_ext(ext, {".npz", ".npy", ".tfrecord", ".tfrecords", ".h5", ".hdf5", ".jpg", ".jpeg",
                                     ".png", ".bin", ".dat", ".csv", ".parquet", ".arrow", ".lmdb", ".mdb", ".rec",
                                     ".pkl", ".tar", ".txt", ".raw", ".idx", ".zarr"}); };
   auto val_name = [&] { return contains(p, "val") || contains(p, "valid") ||
                         contains(p, "test") || contains(p, "eval"); };
 
-  if (lib_ext() || (lib_path() && !wr)) {
+  if (lib_ext() || (!wr && lib_path())) {
     v.role = Role::kLibrary;
     if (lib_ext()) ev("code/library file name (" + std::string(f.path.substr(f.path.find_last_of('.') + 1)) + ")");
     if (lib_path()) ev("under a system or package directory");
@@ -677,10 +694,20 @@ DlSummary dl_summary(const Job& job) {
 
 bool is_environment_file(std::string_view path, Role role) {
   if (role == Role::kLibrary) return true;
-  static constexpr std::string_view prefixes[] = {"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/",
-                                                  "/proc/", "/sys/", "/dev/", "/opt/conda/"};
-  for (std::string_view p : prefixes)
-    if (path.starts_with(p)) return true;
+  // The system's directories, told apart by their second byte.
+  if (path.size() >= 2 && path[0] == '/') {
+    switch (path[1]) {
+      case 'u': if (starts_with_lit(path, "/usr/")) return true; break;
+      case 'l': if (starts_with_lit(path, "/lib/") || starts_with_lit(path, "/lib64/")) return true; break;
+      case 'b': if (starts_with_lit(path, "/bin/")) return true; break;
+      case 's': if (starts_with_lit(path, "/sbin/") || starts_with_lit(path, "/sys/")) return true; break;
+      case 'e': if (starts_with_lit(path, "/etc/")) return true; break;
+      case 'p': if (starts_with_lit(path, "/proc/")) return true; break;
+      case 'd': if (starts_with_lit(path, "/dev/")) return true; break;
+      case 'o': if (starts_with_lit(path, "/opt/conda/")) return true; break;
+      default: break;
+    }
+  }
   // Python packages and caches; MPI session directories and shared-memory
   // segments (Open MPI vader/sm, MPICH, UCX) outside /dev/shm. All but one
   // start with '/': each '/' of the path is tested on the byte after it
@@ -693,17 +720,17 @@ bool is_environment_file(std::string_view path, Role role) {
     ++s;
     if (rest.size() < 2) break;
     switch (rest[1]) {
-      case 's': if (rest.starts_with("/site-packages/"sv)) return true; break;
-      case 'd': if (rest.starts_with("/dist-packages/"sv)) return true; break;
-      case '_': if (rest.starts_with("/__pycache__/"sv)) return true; break;
-      case 'o': if (rest.starts_with("/ompi."sv) || rest.starts_with("/openmpi-sessions"sv)) return true; break;
-      case 'm': if (rest.starts_with("/mpich"sv)) return true; break;
-      case 'u': if (rest.starts_with("/ucx"sv)) return true; break;
+      case 's': if (starts_with_lit(rest, "/site-packages/")) return true; break;
+      case 'd': if (starts_with_lit(rest, "/dist-packages/")) return true; break;
+      case '_': if (starts_with_lit(rest, "/__pycache__/")) return true; break;
+      case 'o': if (starts_with_lit(rest, "/ompi.") || starts_with_lit(rest, "/openmpi-sessions")) return true; break;
+      case 'm': if (starts_with_lit(rest, "/mpich")) return true; break;
+      case 'u': if (starts_with_lit(rest, "/ucx")) return true; break;
       default: break;
     }
   }
   if (contains(path, "vader_segment")) return true;
-  return path.ends_with(".pyc") || path.ends_with(".so") || contains(path, ".so.");
+  return ends_with_lit(path, ".pyc") || ends_with_lit(path, ".so") || contains(path, ".so.");
 }
 
 namespace {

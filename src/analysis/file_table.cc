@@ -152,77 +152,203 @@ uint64_t sort_key(std::string_view s, size_t at) {
   return __builtin_bswap64(k);
 }
 
+constexpr size_t kKeyBytes = 16;    // of a path, in a sort item
+constexpr size_t kFetchAhead = 16;  // records or paths fetched ahead of the one read
+
+// Starts fetching the cache line of f's path view, of p's bytes from
+// `from`, of the whole record f.
+void prefetch_path_of(const FileAgg& f) { __builtin_prefetch(&f.path); }
+
+void prefetch_path(std::string_view p, size_t from) {
+  if (from < p.size()) __builtin_prefetch(p.data() + from);
+}
+
+void prefetch_record(const FileAgg* f) {
+  const char* p = reinterpret_cast<const char*>(f);
+  for (size_t line = 0; line < sizeof(FileAgg); line += 64) __builtin_prefetch(p + line);
+  __builtin_prefetch(p + sizeof(FileAgg) - 1);
+}
+
+// Puts files in order (rank[i]: the place in the order of the record now
+// at i; rank ends as 0, 1, 2, ...), in place: the records keep the memory
+// they have, in the order the later passes read it. Moving each record
+// straight to its place reads or writes the records in random order, a
+// cache and TLB miss per record on millions of files, each waiting on the
+// one before when a permutation cycle is followed. So first each record
+// goes to its bucket, kBucket consecutive places (an American flag sort: a
+// record carried to the next free place of its bucket takes the one there
+// along): ~1,000 buckets for 4 M files, each filled from its front, so the
+// places written are ~1,000 runs of consecutive memory, their fronts in the
+// cache. Then each bucket, small enough for the L2 cache, is put in order
+// by following its cycles.
+void permute(std::deque<FileAgg>& files, std::vector<uint32_t>& rank) {
+  constexpr size_t kBucket = 4096;  // records: 688 KB
+  const size_t n = files.size();
+  const size_t buckets = (n + kBucket - 1) / kBucket;
+  if (buckets > 1) {
+    std::vector<size_t> next(buckets);  // the first place of each bucket not known to hold one of its records
+    for (size_t b = 0; b < buckets; ++b) next[b] = b * kBucket;
+    for (size_t b = 0; b < buckets; ++b) {
+      const size_t end = std::min(n, (b + 1) * kBucket);
+      while (next[b] < end) {
+        const size_t at = next[b];
+        uint32_t r = rank[at];
+        if (r / kBucket != b) {
+          // Carries the record to its bucket, and the one found there to
+          // its own, until one of bucket b comes back to fill `at`.
+          FileAgg held = std::move(files[at]);
+          while (r / kBucket != b) {
+            size_t& q = next[r / kBucket];
+            while (rank[q] / kBucket == r / kBucket) ++q;  // already in their bucket
+            std::swap(held, files[q]);
+            std::swap(r, rank[q]);
+            ++q;
+            // The bucket's next place is written ~1,000 records from now:
+            // fetched meanwhile, and its next ranks.
+            if (q < n) prefetch_record(&files[q]);
+            if (q + 16 < n) __builtin_prefetch(&rank[q + 16]);
+          }
+          files[at] = std::move(held);
+          rank[at] = r;
+        }
+        ++next[b];
+      }
+    }
+  }
+  std::vector<uint32_t> from(std::min(n, kBucket));  // from[i]: where the bucket's i-th record is now
+  for (size_t begin = 0; begin < n; begin += kBucket) {
+    const size_t end = std::min(n, begin + kBucket);
+    for (size_t at = begin; at < end; ++at) {
+      from[rank[at] - begin] = static_cast<uint32_t>(at - begin);
+      prefetch_record(&files[at]);  // in order, before the cycles read the bucket in random order
+    }
+    for (size_t i = 0; i < end - begin; ++i) {
+      if (from[i] == i) continue;
+      FileAgg held = std::move(files[begin + i]);
+      size_t j = i;
+      while (from[j] != i) {
+        const size_t src = from[j];
+        files[begin + j] = std::move(files[begin + src]);
+        from[j] = static_cast<uint32_t>(j);
+        j = src;
+      }
+      files[begin + j] = std::move(held);
+      from[j] = static_cast<uint32_t>(j);
+    }
+  }
+}
+
 // Sorts by path, records of one path in their order. The order is computed
-// on 16-byte items, most significant bytes first: the 8 bytes after the
+// on 24-byte items, most significant bytes first: the 16 bytes after the
 // prefix every path shares (a unit's paths often share a long one: one data
 // set's directory), then, for each run of paths that agree on those and go
-// on, the next 8, and so on. Comparisons are of integers in a contiguous
+// on, the next 16, and so on. Comparisons are of integers in a contiguous
 // array, never of paths through the deque (a cache miss each on millions of
-// files). Then each record is moved once along its permutation cycle
-// (sorting the records themselves moves each ~log n times; stable_sort's
-// buffer would be half of them again).
+// files). Then the records move to their places (permute).
 // Returns false when no path occurs twice (combine_equal has nothing to do).
 bool sort_by_path(std::deque<FileAgg>& files) {
   if (files.size() < 2) return false;
-  if (std::is_sorted(files.begin(), files.end(), by_path)) return true;
-  const std::string_view first = files.front().path;
-  size_t shared = first.size();
-  for (const FileAgg& f : files) shared = std::min(shared, common_prefix(first, f.path));
+  // 16 bytes of each path: most paths differ within that many bytes after
+  // the shared prefix; runs that do not are sorted again deeper on, their
+  // paths read again in random order.
   struct Item {
-    uint64_t key;  // the path's 8 bytes at the run's depth (0 past its end)
-    uint32_t end;  // how the path ends against those bytes: its length in them, 9 if it goes on
-    uint32_t at;   // where the record is now
+    uint64_t key, key2;  // the path's 16 bytes at the run's depth (0 past its end)
+    uint32_t end;        // how the path ends against those bytes: its length in them, 17 if it goes on
+    uint32_t at;         // where the record is now
   };
-  // A path that ends inside the 8 bytes sorts before one that goes on with
+  // A path that ends inside the 16 bytes sorts before one that goes on with
   // zeros (equal keys): the shorter first, as std::string compares.
-  auto item_at = [&](uint32_t at, size_t depth) {
-    const std::string_view p = files[at].path;
+  auto item_of = [](std::string_view p, uint32_t at, size_t depth) {
     const size_t left = p.size() > depth ? p.size() - depth : 0;
-    return Item{sort_key(p, depth), static_cast<uint32_t>(std::min<size_t>(left, 9)), at};
+    return Item{sort_key(p, depth), sort_key(p, depth + 8), static_cast<uint32_t>(std::min<size_t>(left, kKeyBytes + 1)),
+                at};
   };
+  auto item_at = [&](uint32_t at, size_t depth) { return item_of(files[at].path, at, depth); };
   auto less = [](const Item& a, const Item& b) {
     if (a.key != b.key) return a.key < b.key;
+    if (a.key2 != b.key2) return a.key2 < b.key2;
     if (a.end != b.end) return a.end < b.end;
     return a.at < b.at;
   };
-  std::vector<Item> items(files.size());
-  for (uint32_t i = 0; i < items.size(); ++i) items[i] = item_at(i, shared);
+  // The prefix every path shares, guessed from a few records: then one pass
+  // over them all (each a cache miss on millions of files) checks the guess,
+  // whether they are in order already, and keys them. A second one keys
+  // them again if a path shares less.
+  const size_t n = files.size();
+  const std::string_view first = files.front().path;
+  size_t guess = first.size();
+  constexpr size_t kSamples = 64;
+  for (size_t s = 1; s <= kSamples; ++s) guess = std::min(guess, common_prefix(first, files[(n - 1) * s / kSamples].path));
+  std::vector<Item> items(n);
+  size_t shared = guess;
+  bool sorted = true;
+  const std::string_view* before = &first;
+  uint32_t at = 0;
+  // The deque's blocks lie apart, between other allocations: fetched ahead.
+  auto ahead = files.begin() + static_cast<ptrdiff_t>(std::min(n, kFetchAhead));
+  for (const FileAgg& f : files) {
+    if (ahead != files.end()) prefetch_path_of(*ahead++);
+    shared = std::min(shared, common_prefix(first, f.path));
+    sorted = sorted && !(f.path < *before);
+    before = &f.path;
+    items[at] = item_of(f.path, at, guess);
+    ++at;
+  }
+  if (sorted) return true;
+  if (shared < guess)
+    for (uint32_t i = 0; i < n; ++i) items[i] = item_at(i, shared);
   std::sort(items.begin(), items.end(), less);
-  // Runs that agree on their 8 bytes and go on: sorted again on the next 8.
+  // Runs that agree on their 16 bytes and go on: sorted again on the next 16,
+  // all the runs of one depth at a time.
   struct Run {
-    size_t begin, end, depth;
+    uint32_t begin, end;
   };
-  std::vector<Run> todo{{0, items.size(), shared}};
+  std::vector<Run> runs{{0, static_cast<uint32_t>(n)}}, deeper;
   bool dups = false;
-  while (!todo.empty()) {
-    const Run r = todo.back();
-    todo.pop_back();
-    for (size_t i = r.begin; i < r.end;) {
-      size_t j = i + 1;
-      while (j < r.end && items[j].key == items[i].key && items[j].end == items[i].end) ++j;
-      if (j - i > 1 && items[i].end != 9) dups = true;  // one path, j - i records
-      if (j - i > 1 && items[i].end == 9) {
-        for (size_t k = i; k < j; ++k) items[k] = item_at(items[k].at, r.depth + 8);
-        std::sort(items.begin() + static_cast<ptrdiff_t>(i), items.begin() + static_cast<ptrdiff_t>(j), less);
-        todo.push_back({i, j, r.depth + 8});
+  for (size_t depth = shared + kKeyBytes;; depth += kKeyBytes) {
+    deeper.clear();
+    for (const Run& r : runs)
+      for (uint32_t i = r.begin; i < r.end;) {
+        uint32_t j = i + 1;
+        while (j < r.end && items[j].key == items[i].key && items[j].key2 == items[i].key2 &&
+               items[j].end == items[i].end)
+          ++j;
+        if (j - i > 1 && items[i].end <= kKeyBytes) dups = true;  // one path, j - i records
+        if (j - i > 1 && items[i].end > kKeyBytes) deeper.push_back({i, j});
+        i = j;
       }
-      i = j;
+    if (deeper.empty()) break;
+    std::swap(runs, deeper);
+    // The records of the runs lie anywhere, their paths too: each read is
+    // two cache misses, the path's on the record's. Both are fetched ahead,
+    // the record first, across the runs (most are a few records long).
+    struct Cursor {
+      size_t run, k;
+    };
+    auto step = [&](Cursor& c) {
+      if (++c.k == runs[c.run].end && ++c.run < runs.size()) c.k = runs[c.run].begin;
+    };
+    Cursor record{0, runs[0].begin}, path = record, key = record;
+    for (size_t a = 0; a < 2 * kFetchAhead && record.run < runs.size(); ++a) step(record);
+    for (size_t a = 0; a < kFetchAhead && path.run < runs.size(); ++a) step(path);
+    while (key.run < runs.size()) {
+      if (record.run < runs.size()) {
+        prefetch_path_of(files[items[record.k].at]);
+        step(record);
+      }
+      if (path.run < runs.size()) {
+        prefetch_path(files[items[path.k].at].path, depth);
+        step(path);
+      }
+      items[key.k] = item_at(items[key.k].at, depth);
+      step(key);
     }
+    for (const Run& r : runs) std::sort(items.begin() + r.begin, items.begin() + r.end, less);
   }
-  // items[i].at: where the i-th in order is now.
-  for (uint32_t i = 0; i < items.size(); ++i) {
-    if (items[i].at == i) continue;
-    FileAgg held = std::move(files[i]);
-    uint32_t j = i;
-    while (items[j].at != i) {
-      const uint32_t next = items[j].at;
-      files[j] = std::move(files[next]);
-      items[j].at = j;
-      j = next;
-    }
-    files[j] = std::move(held);
-    items[j].at = j;
-  }
+  std::vector<uint32_t> rank(items.size());
+  for (uint32_t i = 0; i < items.size(); ++i) rank[items[i].at] = i;
+  items = {};  // freed before the records move
+  permute(files, rank);
   return dups;
 }
 

@@ -226,4 +226,36 @@ class FileTable {
   std::deque<FileAgg> files_;
 };
 
+// Fetches the path bytes of the files a few places ahead of a loop over a
+// FileTable (next() once per file). The paths lie in the pool in the order
+// the trace named the files, the table in path order: on millions of files
+// each path read is a cache miss, longer than the rest of a loop's work on
+// a file, unless fetched ahead. So is each record's (the deque's blocks lie
+// apart): they are fetched further ahead.
+class PathsAhead {
+ public:
+  explicit PathsAhead(const FileTable& t) : record_(t.begin()), path_(t.begin()), end_(t.end()) {
+    for (size_t i = 0; i < kAhead; ++i) step(record_, false);
+    for (size_t i = 0; i < kAhead; ++i) next();
+  }
+  void next() {
+    step(record_, false);
+    step(path_, true);
+  }
+
+ private:
+  static constexpr size_t kAhead = 4;
+  void step(FileTable::const_iterator& it, bool path) {
+    if (it == end_) return;
+    if (!path) {
+      __builtin_prefetch(&it->path);
+    } else if (const std::string_view p = it->path; !p.empty()) {
+      __builtin_prefetch(p.data());
+      __builtin_prefetch(p.data() + p.size() - 1);
+    }
+    ++it;
+  }
+  FileTable::const_iterator record_, path_, end_;
+};
+
 }  // namespace strata::analysis

@@ -505,10 +505,17 @@ struct FileTotals {
   size_t files = 0;
   uint64_t opens = 0, reads = 0, writes = 0, stats = 0, mmaps = 0;
   int64_t bytes_read = 0, bytes_written = 0, ns = 0;
-  std::map<std::string, size_t> roles;
+  size_t by_role[static_cast<size_t>(Role::kOther) + 1] = {};
+  // Files per role name, in the names' order.
+  std::map<std::string, size_t> roles() const {
+    std::map<std::string, size_t> m;
+    for (size_t r = 0; r < std::size(by_role); ++r)
+      if (by_role[r]) m[role_name(static_cast<Role>(r))] = by_role[r];
+    return m;
+  }
   void add(const FileAgg& f, Role role) {
     ++files;
-    ++roles[role_name(role)];
+    ++by_role[static_cast<size_t>(role)];
     opens += f.opens;
     reads += f.reads;
     writes += f.writes;
@@ -539,7 +546,9 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   FileTotals env, rest;
   const bool list_all = o.all || !o.path.empty();
   FileVerdict v;  // reused: one per file of the job
+  PathsAhead ahead(job.files);
   for (const FileAgg& f : job.files) {
+    ahead.next();
     if (!path_selected(o, f.path)) continue;
     classify_file(f, job, v);
     bool in_dir = false;
@@ -583,7 +592,7 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   if (rest.files) {
     out << "  other: " << plural(rest.files, "file", "files") << " (";
     size_t i = 0;
-    for (auto& [role, n] : rest.roles) out << (i++ ? ", " : "") << role << " " << n;
+    for (auto& [role, n] : rest.roles()) out << (i++ ? ", " : "") << role << " " << n;
     out << "; --all lists them), I/O time " << fmt_s(rest.ns) << "\n";
   }
   if (env.files) {
@@ -816,6 +825,15 @@ class JsonObject {
     *p_++ = '"';
     return *this;
   }
+  // A string known to need no escapes: one of the verdict's literals (role,
+  // access, extent, pattern), written for every file of the job.
+  JsonObject& literal_str(std::string_view s) {
+    *p_++ = '"';
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+    *p_++ = '"';
+    return *this;
+  }
   // Every byte of s is copied as it is by json::append_escaped: printable
   // ASCII but '"' and '\\'. 8 bytes at a time.
   static bool plain(std::string_view s) {
@@ -861,6 +879,18 @@ class JsonObject {
 
 }  // namespace
 
+namespace {
+
+// a and b print the same (json_files): doubles compared bit for bit.
+bool same_verdict(const FileVerdict& a, const FileVerdict& b) {
+  return a.role == b.role && a.nprocs == b.nprocs && a.shared == b.shared && a.access == b.access &&
+         a.read_extent == b.read_extent && a.pattern == b.pattern && a.metadata_bound == b.metadata_bound &&
+         std::memcmp(&a.reread, &b.reread, sizeof a.reread) == 0 &&
+         std::memcmp(&a.per_open, &b.per_open, sizeof a.per_open) == 0 && a.evidence == b.evidence;
+}
+
+}  // namespace
+
 void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   out << ",\n \"files\": [";
   bool first = true;
@@ -868,7 +898,15 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   buf.resize(1u << 17);
   size_t used = 0;
   FileVerdict v;
+  // Neighbouring files often share their verdict (in a metadata-only job,
+  // nearly all do): its part of the object, "role" to "metadata_bound", is
+  // written once and copied while it repeats.
+  FileVerdict last;
+  std::string last_text;
+  bool have_last = false;
+  PathsAhead ahead(job.files);
   for (const FileAgg& f : job.files) {
+    ahead.next();
     if (!path_selected(o, f.path)) continue;
     classify_file(f, job, v);
     // The fixed text and the numbers of one object take under 1 KiB.
@@ -883,16 +921,25 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
     {
       JsonObject j(buf.data() + used);
       j.raw(first ? std::string_view("\n  ") : std::string_view(",\n  ")).raw("{\"path\": ").str(f.path);
-      j.raw(", \"role\": ").str(role_name(v.role));
-      j.raw(", \"evidence\": [");
-      for (size_t i = 0; i < v.evidence.size(); ++i) {
-        if (i) j.raw(",");
-        j.str(v.evidence[i]);
+      if (have_last && same_verdict(v, last)) {
+        j.raw(last_text);
+      } else {
+        const char* const from = j.end();
+        j.raw(", \"role\": ").literal_str(role_name(v.role));
+        j.raw(", \"evidence\": [");
+        for (size_t i = 0; i < v.evidence.size(); ++i) {
+          if (i) j.raw(",");
+          j.str(v.evidence[i]);
+        }
+        j.raw("], \"processes\": ").num(v.nprocs).raw(", \"shared\": ").boolean(v.shared);
+        j.raw(", \"access\": ").literal_str(v.access).raw(", \"read_extent\": ").literal_str(v.read_extent);
+        j.raw(", \"pattern\": ").literal_str(v.pattern).raw(", \"reread\": ").num(v.reread).raw(", \"reread_per_open\": ").num(v.per_open);
+        j.raw(", \"metadata_bound\": ").boolean(v.metadata_bound);
+        last_text.assign(from, static_cast<size_t>(j.end() - from));
+        last = v;
+        have_last = true;
       }
-      j.raw("], \"processes\": ").num(v.nprocs).raw(", \"shared\": ").boolean(v.shared);
-      j.raw(", \"access\": ").str(v.access).raw(", \"read_extent\": ").str(v.read_extent);
-      j.raw(", \"pattern\": ").str(v.pattern).raw(", \"reread\": ").num(v.reread).raw(", \"reread_per_open\": ").num(v.per_open);
-      j.raw(", \"metadata_bound\": ").boolean(v.metadata_bound).raw(", \"opens\": ").num(f.opens);
+      j.raw(", \"opens\": ").num(f.opens);
       j.raw(", \"fdopens\": ").num(f.fdopens);
       j.raw(", \"reads\": ").num(f.reads).raw(", \"writes\": ").num(f.writes).raw(", \"stats\": ").num(f.stats);
       j.raw(", \"seeks\": ").num(f.seeks).raw(", \"mmaps\": ").num(f.mmaps);

@@ -105,6 +105,40 @@ TEST(FileTable, SortsPathsSharingLongPrefixesByteForByte) {
   EXPECT_EQ(f9.stats, 2u + 1u);  // twice by name, once as "f" + (i * 7919) % 200 == 9
 }
 
+// More files than one bucket of the in-place permutation (4,096 records):
+// each record reaches its place with its own counts, and the records of one
+// path, in different buckets before the sort, still combine in their order.
+// Names of one directory agree far past the sort items' 16 bytes: runs of
+// them are keyed again, several levels deep.
+TEST(FileTable, SortsManyShuffledFilesInPlace) {
+  const int n = 20000;
+  auto name = [](int k) {
+    return "/d" + std::to_string(k % 97) + "/shard-of-a-data-set-with-a-long-name-" + std::to_string(k);
+  };
+  PathPool pool;
+  std::deque<FileAgg> files;
+  for (int i = 0; i < n; ++i) {
+    const int k = (i * 7919) % n;  // 0 .. n-1 shuffled (7919 is prime)
+    files.push_back(file_of(pool, name(k), k + 1, static_cast<uint64_t>(k), 0));
+  }
+  for (int i = 0; i < 3; ++i) files.push_back(file_of(pool, name(5), 100000 + i, 1, 1));
+  FileTable t(std::move(pool), std::move(files));
+
+  std::vector<std::string> want;
+  for (int k = 0; k < n; ++k) want.push_back(name(k));
+  std::sort(want.begin(), want.end());
+  ASSERT_EQ(paths(t), want);
+  for (const FileAgg& f : t) {
+    if (f.path == name(5)) continue;
+    const int k = static_cast<int>(f.stats);
+    ASSERT_EQ(f.path, name(k));
+    ASSERT_EQ(pids(f), std::vector<int64_t>{k + 1});
+  }
+  EXPECT_EQ(pids(t.at(name(5))), (std::vector<int64_t>{6, 100000, 100001, 100002}));
+  EXPECT_EQ(t.at(name(5)).stats, 5u + 3u);
+  EXPECT_EQ(t.at(name(5)).reads, 3u);
+}
+
 TEST(FileTable, MergeOfInterleavedUnitsKeepsPathOrderAndUnitOrder) {
   PathPool p1, p2;
   std::deque<FileAgg> f1, f2;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -192,6 +193,10 @@ struct ReadOptions {
   // the batches out in file order, and errors surface at the block they are
   // in, as without them. 0: next() does everything on the calling thread.
   unsigned decode_threads = 0;
+  // Called on the thread that calls next(), right before a DICT block
+  // changes the dictionary: a consumer that reads the dictionary from other
+  // threads while it calls next() waits for them here.
+  std::function<void()> before_dict_change;
 };
 // Files smaller than this are read in turn whatever decode_threads says: a
 // few blocks do not pay for starting threads.

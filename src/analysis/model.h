@@ -175,6 +175,10 @@ class UnitConsumer {
   // A figure (sizes, offsets, quantiles, timeline) that the input knows only
   // approximately (DFTracer aggregated records: only min/max/sum per field).
   virtual void approximate(const std::string& /*figure*/) {}
+  // The source is about to change what the Tables given to begin() reach
+  // (a DICT block grows the dictionary, and the tables after it): a consumer
+  // that runs passes on other threads waits for them here.
+  virtual void sync_point() {}
   virtual void end() = 0;
 };
 

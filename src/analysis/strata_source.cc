@@ -88,21 +88,25 @@ uint8_t name_flags_of(uint8_t kind, uint32_t fields) {
 }  // namespace
 
 // With fewer files than threads, each unit gets the threads the other units
-// leave idle: its reader decodes blocks ahead on all but one of them (one
-// large process: all but the unit's own), and its passes run in as many
-// groups as it has threads (FanOut), so decoding and aggregating both spread.
-unsigned StrataSource::unit_threads() const {
+// leave idle. The first goes to its passes (FanOut: the io pass on a thread
+// of its own beside the others); the rest decode blocks ahead. More pass
+// groups would not help: the io pass is the longest. Never more threads than
+// asked for: on 2 cores a third one made every hand-over wait for a core.
+size_t StrataSource::threads_per_unit() const {
   const size_t running = std::max<size_t>(1, std::min<size_t>(threads_, files_.size()));
-  return static_cast<unsigned>(std::max<size_t>(1, threads_ / running));
+  return std::max<size_t>(1, threads_ / running);
 }
 
-unsigned StrataSource::decode_threads() const { return unit_threads() - 1; }
+unsigned StrataSource::unit_threads() const { return static_cast<unsigned>(std::min<size_t>(2, threads_per_unit())); }
+
+unsigned StrataSource::decode_threads() const { return static_cast<unsigned>(threads_per_unit() - unit_threads()); }
 
 void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
   const std::string& file = files_[idx];
   try {
     reader::ReadOptions options;
     options.decode_threads = decode_threads();
+    options.before_dict_change = [&c] { c.sync_point(); };
     reader::FileReader r(file, options);
     const reader::ProcessInfo& pi = r.process();
     const reader::Dictionary& dict = r.dict();
@@ -290,7 +294,7 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
         b = std::make_unique<reader::EventBatch>();
       }
       if (!r.next(*b)) break;
-      sync();
+      sync();  // the tables grow only after a DICT block: c.sync_point() ran before it
       const size_t n = b->size_events();
       if (n == 0) continue;
       queued += n;
@@ -310,6 +314,7 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       if (!emit_min_run()) break;
     }
     deliver();
+    c.sync_point();
     if (!r.profile().empty()) {
       std::vector<counters::PosixRecord> posix;
       std::vector<counters::StdioRecord> stdio;

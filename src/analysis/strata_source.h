@@ -34,6 +34,7 @@ class StrataSource : public Source {
   std::unique_ptr<reader::TraceReader> trace_;
   std::vector<std::string> files_;
   unsigned threads_ = 1;
+  size_t threads_per_unit() const;
   unsigned decode_threads() const;
 };
 

@@ -122,7 +122,10 @@ FileReader::Step FileReader::apply_block(BlockJob& job, EventBatch& out) {
       check_event_ids(job.place, out, job.ids, dict_);
       return Step::kBatch;
     case fmt::BlockType::kEfg: decode_efg(job.payload, count); break;
-    case fmt::BlockType::kDict: decode_dict(job.payload, count); break;
+    case fmt::BlockType::kDict:
+      if (options_.before_dict_change) options_.before_dict_change();
+      decode_dict(job.payload, count);
+      break;
     case fmt::BlockType::kStats: decode_stats(job.payload); break;
     case fmt::BlockType::kProfile: decode_profile(job.payload); break;
     case fmt::BlockType::kFooter: footer_seen_ = true; break;

@@ -1,6 +1,6 @@
 // FanOut: with one thread or several, every pass state sees the same calls
 // in the same order (the report cannot depend on -j); with several, the
-// passes after the first really run on other threads; an exception thrown
+// the first pass really runs on another thread; an exception thrown
 // by a pass on a helper thread reaches the caller.
 #include "analysis/fan_out.h"
 
@@ -82,32 +82,52 @@ TEST(FanOut, EveryPassSeesTheSameCallsWhateverTheThreads) {
     std::vector<PassState*> to;
     for (auto& s : states) to.push_back(&s);
     FanOut f(to, threads);
-    EXPECT_EQ(f.groups(), std::min<size_t>(threads, 4));
+    EXPECT_EQ(f.parallel(), threads >= 2);
     feed(f);
     for (auto& s : states) EXPECT_EQ(s.log, expected);
   }
 }
 
-TEST(FanOut, PassesAfterTheFirstRunOnOtherThreads) {
-  std::vector<RecordingState> states(2);
-  FanOut f({&states[0], &states[1]}, 2);
+// The first pass (io, the costliest) runs on a helper of its own, the
+// others on the calling thread, which also runs the source.
+TEST(FanOut, TheFirstPassRunsOnAThreadOfItsOwn) {
+  std::vector<RecordingState> states(3);
+  FanOut f({&states[0], &states[1], &states[2]}, 2);
   feed(f);
   const auto caller = std::this_thread::get_id();
-  ASSERT_FALSE(states[0].threads.empty());
-  ASSERT_FALSE(states[1].threads.empty());
-  for (auto id : states[0].threads) EXPECT_EQ(id, caller);
-  for (auto id : states[1].threads) EXPECT_NE(id, caller);
+  for (auto& s : states) ASSERT_FALSE(s.threads.empty());
+  for (auto id : states[0].threads) EXPECT_NE(id, caller);
+  for (auto id : states[1].threads) EXPECT_EQ(id, caller);
+  for (auto id : states[2].threads) EXPECT_EQ(id, caller);
 }
 
-TEST(FanOut, AnExceptionOnAHelperThreadReachesTheCaller) {
-  RecordingState ok, failing(5000);
-  FanOut f({&ok, &failing}, 2);
-  try {
-    feed(f);
-    FAIL() << "no exception";
-  } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), "pass failed at 5000");
+// Thrown by the helper's pass (first) or by the caller's (second): the
+// caller gets it, and nothing hangs.
+TEST(FanOut, AnExceptionOfAPassOnEitherThreadReachesTheCaller) {
+  for (int failing_first : {1, 0}) {
+    SCOPED_TRACE(failing_first ? "helper's pass" : "caller's pass");
+    RecordingState ok, failing(5000);
+    FanOut f(failing_first ? std::vector<PassState*>{&failing, &ok} : std::vector<PassState*>{&ok, &failing}, 2);
+    try {
+      feed(f);
+      FAIL() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "pass failed at 5000");
+    }
   }
+}
+
+// sync_point returns only when the helper has every event handed so far.
+TEST(FanOut, SyncPointWaitsForTheHelper) {
+  RecordingState helper_side, caller_side;
+  FanOut f({&helper_side, &caller_side}, 2);
+  f.begin("unit", nullptr, true);
+  const std::vector<IoEvent> b = numbered(0, 3 * 4096 + 5);
+  f.events(b);
+  f.sync_point();
+  EXPECT_EQ(helper_side.log.size(), 1u + b.size());
+  EXPECT_EQ(caller_side.log.size(), 1u + b.size());
+  f.end();
 }
 
 }  // namespace

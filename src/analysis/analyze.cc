@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <unordered_set>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -382,7 +383,9 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
   struct Acc {
     DatasetDir d;
     std::vector<int64_t> readers;
-    std::vector<std::string> epochs;
+    // Distinct epochs: each (process, file) lists its own, so a data set
+    // read by many processes repeats each value thousands of times.
+    std::unordered_set<std::string_view> epochs;
   };
   std::map<std::pair<std::string, int>, Acc> acc;
   for (size_t i = 0; i < files.size(); ++i) {
@@ -409,7 +412,7 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
       ++readers;
       a.readers.push_back(fp.pid);
       if (const FileAccess* acc = fp.pf.access.find())
-        for (auto& e : acc->read_epochs) a.epochs.push_back(e);
+        for (const std::string& e : acc->read_epochs) a.epochs.insert(e);
     }
     d.min_readers = d.files == 1 ? readers : std::min(d.min_readers, readers);
     d.max_readers = std::max(d.max_readers, readers);
@@ -420,8 +423,7 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
     d.dir = key.first;
     std::sort(a.readers.begin(), a.readers.end());
     d.readers = static_cast<size_t>(std::unique(a.readers.begin(), a.readers.end()) - a.readers.begin());
-    std::sort(a.epochs.begin(), a.epochs.end());
-    d.epochs = static_cast<size_t>(std::unique(a.epochs.begin(), a.epochs.end()) - a.epochs.begin());
+    d.epochs = a.epochs.size();
     if (job.sizes_known && d.extent > 0 && d.bytes_read > 0)
       d.reread = static_cast<double>(d.bytes_read) / static_cast<double>(d.extent);
     if (d.reread >= 0 && d.file_opens > 0)

@@ -102,6 +102,21 @@ struct Tag {
   uint32_t str_value = 0;  // string id when !is_int
 };
 
+// Ids below a table's size that no DICT entry has defined. Empty in every
+// file the runtime writes (it numbers ids in turn), so the checks that ask
+// cost nothing there; a damaged file that skips ids would otherwise read the
+// missing ones as "" or "unknown" instead of failing.
+class IdGaps {
+ public:
+  bool empty() const { return ranges_.empty(); }
+  bool contains(uint32_t id) const;
+  void add(uint32_t lo, uint32_t hi);  // [lo, hi), above every gap so far
+  void remove(uint32_t id);
+
+ private:
+  std::vector<std::pair<uint32_t, uint32_t>> ranges_;  // sorted, disjoint [lo, hi)
+};
+
 // Per-file id tables; they grow as DICT blocks are read. Strings and the tags
 // of contexts live in append-only pools of chunks that never move: a view that
 // str(), context() or thread_name() returns stays valid (and unchanged, even if
@@ -123,23 +138,35 @@ class Dictionary {
   size_t num_strings() const { return strings_.size(); }
   size_t num_names() const { return names_.size(); }
   size_t num_contexts() const { return contexts_.size(); }
+  // Whether a DICT entry defined the id (0, "none", always counts).
+  bool has_string(uint32_t sid) const { return sid == 0 || (sid < strings_.size() && !string_gaps_.contains(sid)); }
+  bool has_name(uint32_t nid) const { return nid == 0 || (nid < names_.size() && !name_gaps_.contains(nid)); }
+  bool has_context(uint32_t cid) const { return cid == 0 || (cid < contexts_.size() && !context_gaps_.contains(cid)); }
+  const IdGaps& string_gaps() const { return string_gaps_; }
+  const IdGaps& name_gaps() const { return name_gaps_; }
+  const IdGaps& context_gaps() const { return context_gaps_; }
 
   // Used by the decoder. set_string copies s into the pool; new_context
   // returns n tags of the pool to fill before set_context(id, them).
   void set_string(uint32_t id, std::string_view s);
   void set_name(uint32_t id, NameInfo n);
   std::span<Tag> new_context(size_t n);
-  void set_context(uint32_t id, std::span<const Tag> tags) { put_at(contexts_, id, tags); }
+  void set_context(uint32_t id, std::span<const Tag> tags) { put_at(contexts_, context_gaps_, id, tags); }
   void set_thread(uint32_t tid, uint32_t name_sid);
 
  private:
   template <class T>
-  static void put_at(std::vector<T>& v, uint32_t id, T value) {
+  static void put_at(std::vector<T>& v, IdGaps& gaps, uint32_t id, T value) {
     if (v.size() == id) {  // writers number ids in turn: the common case
       v.push_back(std::move(value));
       return;
     }
-    if (v.size() < id) v.resize(id + 1);
+    if (v.size() < id) {
+      gaps.add(std::max<uint32_t>(static_cast<uint32_t>(v.size()), 1), id);
+      v.resize(id + 1);
+    } else if (!gaps.empty()) {
+      gaps.remove(id);
+    }
     v[id] = std::move(value);
   }
   // Bump allocator over chunks that never move.
@@ -153,6 +180,7 @@ class Dictionary {
   std::vector<std::string_view> strings_;
   std::vector<NameInfo> names_;
   std::vector<std::span<const Tag>> contexts_;
+  IdGaps string_gaps_, name_gaps_, context_gaps_;
   std::vector<std::pair<uint32_t, uint32_t>> threads_;
   Pool<char> chars_;
   Pool<Tag> tags_;

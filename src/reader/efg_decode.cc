@@ -68,7 +68,7 @@ void FileReader::decode_efg(const std::vector<uint8_t>& payload, uint32_t count)
   std::vector<uint32_t> node_name(num_nodes + 1, 0);
   for (uint64_t k = 1; k <= num_nodes; ++k) {
     const uint64_t nid = c.varint("node table");
-    if (nid >= dict_.num_names() && nid != 0) {
+    if (nid > UINT32_MAX || !dict_.has_name(static_cast<uint32_t>(nid))) {
       fail("EFG block: node " + std::to_string(k) + " uses name id " + std::to_string(nid) +
            ", not defined by an earlier DICT block (corrupt block)");
     }
@@ -154,7 +154,7 @@ void FileReader::decode_efg(const std::vector<uint8_t>& payload, uint32_t count)
     for (size_t i = 0; i < t.seq.size(); ++i) {
       const uint32_t node = t.seq[i];
       const fmt::EfgFields e = coder.decode(&values[node][cursor[node]++ * ncols], times, i, t.first_ts);
-      if ((e.path >= dict_.num_strings() && e.path != 0) || (e.ctx >= dict_.num_contexts() && e.ctx != 0)) {
+      if (!dict_.has_string(e.path) || !dict_.has_context(e.ctx)) {
         fail("EFG block: event " + std::to_string(i) + " of thread " + std::to_string(t.tid) +
              " uses a string or context id not defined by an earlier DICT block (corrupt block)");
       }

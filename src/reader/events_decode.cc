@@ -196,15 +196,20 @@ void decode_events(const BlockPlace& at, const TickClock& tick_clock, const uint
 
 void check_event_ids(const BlockPlace& at, const EventBatch& batch, const EventIds& ids, const Dictionary& dict) {
   // Readers index tables by these ids, so an undefined one is corruption, not a huge table.
-  auto check = [&](const std::vector<uint32_t>& v, uint32_t max, size_t defined, const char* what) {
-    if (max < defined || max == 0) return;
-    const size_t first = std::find(v.begin(), v.end(), max) - v.begin();
-    at.fail("EVENTS block: event " + std::to_string(first) + " uses " + what + " id " + std::to_string(max) +
+  auto check = [&](const std::vector<uint32_t>& v, uint32_t max, size_t defined, const IdGaps& gaps, const char* what) {
+    size_t first = v.size();
+    if (max >= defined && max != 0) {
+      first = std::find(v.begin(), v.end(), max) - v.begin();
+    } else if (!gaps.empty()) {  // only in files whose ids skip some: look at each
+      first = std::find_if(v.begin(), v.end(), [&](uint32_t id) { return id != 0 && gaps.contains(id); }) - v.begin();
+    }
+    if (first == v.size()) return;
+    at.fail("EVENTS block: event " + std::to_string(first) + " uses " + what + " id " + std::to_string(v[first]) +
             ", not defined by an earlier DICT block (corrupt block)");
   };
-  check(batch.name, ids.max_name, dict.num_names(), "name");
-  check(batch.path, ids.max_path, dict.num_strings(), "string (path)");
-  check(batch.ctx, ids.max_ctx, dict.num_contexts(), "context");
+  check(batch.name, ids.max_name, dict.num_names(), dict.name_gaps(), "name");
+  check(batch.path, ids.max_path, dict.num_strings(), dict.string_gaps(), "string (path)");
+  check(batch.ctx, ids.max_ctx, dict.num_contexts(), dict.context_gaps(), "context");
 }
 
 }  // namespace strata::reader

@@ -70,9 +70,37 @@ std::string_view Dictionary::thread_name(uint32_t tid) const {
 void Dictionary::set_string(uint32_t id, std::string_view s) {
   char* p = chars_.take(s.size());
   if (!s.empty()) std::memcpy(p, s.data(), s.size());
-  put_at(strings_, id, std::string_view(p, s.size()));
+  put_at(strings_, string_gaps_, id, std::string_view(p, s.size()));
 }
-void Dictionary::set_name(uint32_t id, NameInfo n) { put_at(names_, id, std::move(n)); }
+void Dictionary::set_name(uint32_t id, NameInfo n) { put_at(names_, name_gaps_, id, std::move(n)); }
+
+bool IdGaps::contains(uint32_t id) const {
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), id, [](uint32_t v, const auto& r) { return v < r.second; });
+  return it != ranges_.end() && it->first <= id;
+}
+void IdGaps::add(uint32_t lo, uint32_t hi) {
+  if (lo >= hi) return;
+  if (!ranges_.empty() && ranges_.back().second == lo) {
+    ranges_.back().second = hi;
+  } else {
+    ranges_.emplace_back(lo, hi);
+  }
+}
+void IdGaps::remove(uint32_t id) {
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), id, [](uint32_t v, const auto& r) { return v < r.second; });
+  if (it == ranges_.end() || it->first > id) return;
+  const uint32_t lo = it->first, hi = it->second;
+  if (lo == id && hi == id + 1) {
+    ranges_.erase(it);
+  } else if (lo == id) {
+    it->first = id + 1;
+  } else if (hi == id + 1) {
+    it->second = id;
+  } else {
+    it->second = id;
+    ranges_.insert(it + 1, {id + 1, hi});
+  }
+}
 std::span<Tag> Dictionary::new_context(size_t n) { return {tags_.take(n), n}; }
 void Dictionary::set_thread(uint32_t tid, uint32_t name_sid) {
   for (auto& t : threads_)

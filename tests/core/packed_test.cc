@@ -401,6 +401,51 @@ TEST(Packed, MemAlignAboveThirteenIsCorruption) {
   }
 }
 
+// A dictionary whose ids skip some (here strings 201-204, then 203 defined
+// later): an event that uses a skipped id is corruption, named at its block,
+// even though a larger id is defined; ids defined out of order read fine.
+TEST(Packed, IdsADictSkipsAreUndefinedUntilDefined) {
+  auto events_with_path = [](uint32_t path) {
+    auto ev = io_fields(100, 5);
+    set_times(ev, 5000, [](size_t) { return int64_t{3}; }, [](size_t) { return uint64_t{40}; });
+    for (auto& e : ev) e.path = e.fd >= 0 ? path : 0;
+    fmtf::EventsEncoder enc(ev.size());
+    fmtf::ByteSink payload;
+    enc.encode(kTid, ev.data(), ev.size(), payload);
+    return payload.bytes();
+  };
+  auto dict_strings = [](std::initializer_list<uint32_t> ids) {
+    fmtf::ByteSink d;
+    for (uint32_t id : ids) fmtf::dict_string(d, id, "late" + std::to_string(id));
+    return d.bytes();
+  };
+  for (uint32_t used : {205u, 203u, 202u}) {
+    SCOPED_TRACE("events use string " + std::to_string(used));
+    FileBuilder fb;
+    fb.block(fmtf::BlockType::kDict, 1, dict_strings({205}), false);      // block 3
+    fb.block(fmtf::BlockType::kDict, 1, dict_strings({203}), false);      // block 4
+    fb.block(fmtf::BlockType::kEvents, 100, events_with_path(used), false);  // block 5
+    TempDir tmp;
+    const std::string path = fb.write(tmp);
+    const std::string msg = error_of(path, 5);
+    if (used == 202) {
+      EXPECT_NE(msg.find("EVENTS block: event 0 uses string (path) id 202, not defined by an earlier DICT block"),
+                std::string::npos)
+          << msg;
+    } else {
+      EXPECT_EQ(msg, "");
+      FileReader r(path);
+      EventBatch b;
+      ASSERT_TRUE(r.next(b));
+      EXPECT_EQ(r.dict().str(used), "late" + std::to_string(used));
+      EXPECT_TRUE(r.dict().has_string(used));
+      EXPECT_FALSE(r.dict().has_string(201));
+      EXPECT_FALSE(r.dict().has_string(204));
+      EXPECT_TRUE(r.dict().has_string(200));
+    }
+  }
+}
+
 TEST(Packed, HandWrittenColumnReads) {
   // 3 values: w 2, base 5, 1 exception; low bits 1, 3, 0 -> byte 0b00'11'01;
   // exception index 2, high 4: value 5 + (0 | 4 << 2) = 21.

@@ -6,10 +6,29 @@
 # on sys.path, e.g. Debian's /usr/lib/python3.X/sitecustomize.py), then
 # installs strata's lazy import hooks. Any failure of ours is reported on
 # stderr (when STRATA_PY_DEBUG=1) and never stops the program.
+#
+# Collections are off while this module runs, and what it leaves in the
+# young generation's count, but for the chained module's share, is hidden
+# from the program's collection schedule (strata._auto._gc_hide).
+import gc as _strata_gc
+
+_strata_gc_enabled = _strata_gc.isenabled()
+_strata_gc.disable()
+_strata_gc_before = _strata_gc.get_count()[0]
+_strata_gc_chained = 0
 
 
 def _strata_chain_next_sitecustomize():
-    import importlib.machinery
+    """Runs the next sitecustomize; returns the young-generation count it
+    added, which the interpreter adds without strata too."""
+    # The import system's own modules, loaded at start-up: the importlib
+    # package (183 objects) would be an import of strata's.
+    try:
+        from _frozen_importlib import module_from_spec
+        from _frozen_importlib_external import PathFinder
+    except ImportError:  # pragma: no cover
+        from importlib._bootstrap import module_from_spec
+        from importlib.machinery import PathFinder
     import os
     import sys
 
@@ -22,13 +41,10 @@ def _strata_chain_next_sitecustomize():
             return False
 
     rest = [p for p in sys.path if not same(p)]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    before = _strata_gc.get_count()[0]
+    spec = PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None or spec.origin == __file__:
-        return
-    try:  # importlib.util would import contextlib, collections... at every start
-        from importlib._bootstrap import module_from_spec
-    except ImportError:  # pragma: no cover
-        from importlib.util import module_from_spec
+        return _strata_gc.get_count()[0] - before
     module = module_from_spec(spec)
     # The chained module sees itself as "sitecustomize", like it would have.
     sys.modules["sitecustomize"] = module
@@ -41,13 +57,15 @@ def _strata_chain_next_sitecustomize():
               "for traceback:", file=sys.stderr)
         if os.environ.get("PYTHONVERBOSE"):
             traceback.print_exc()
+    return _strata_gc.get_count()[0] - before
 
 
 def _strata_autoload():
+    """Installs strata's hooks; returns strata._auto, or None."""
     import os
     import sys
     if os.environ.get("STRATA_PY", "1") == "0":
-        return
+        return None
     # The package lives beside this directory (python/strata) unless
     # STRATA_PYTHONPATH says where.
     pkg_root = os.environ.get("STRATA_PYTHONPATH") or os.path.dirname(
@@ -57,14 +75,21 @@ def _strata_autoload():
     try:
         from strata import _auto
         _auto.install()
+        return _auto
     except Exception:
         if os.environ.get("STRATA_PY_DEBUG") == "1":
             import traceback
             traceback.print_exc()
+    return None
 
 
 try:
-    _strata_chain_next_sitecustomize()
+    _strata_gc_chained = _strata_chain_next_sitecustomize()  # not hidden
 finally:
-    _strata_autoload()
+    _strata_auto = _strata_autoload()
     del _strata_chain_next_sitecustomize, _strata_autoload
+    if _strata_auto is not None:
+        _strata_auto._gc_hide(_strata_gc_before, _strata_gc_chained)
+    if _strata_gc_enabled:
+        _strata_gc.enable()
+    del _strata_auto, _strata_gc, _strata_gc_enabled, _strata_gc_before, _strata_gc_chained

@@ -13,9 +13,11 @@ Environment switches (all read once at start-up):
                        nn.Module call at every depth, not only the top level
   STRATA_PY_DEBUG=1    print patching errors on stderr
 """
+import gc as _gc
 import os
 import sys
 from _thread import _local as _thread_local
+from _weakref import ref as _weakref
 
 from . import _capi
 
@@ -74,10 +76,85 @@ def _is_pathlike(f):
 
 
 # --------------------------------------------------------------------------
+# The program's garbage-collection schedule.
+#
+# CPython starts a young-generation collection when the young generation's
+# count (allocations minus deallocations of tracked objects) passes
+# threshold 0, and the older generations when enough younger collections ran.
+# strata's own objects (its modules, the patches' wrappers) would add to that
+# count and move every later collection earlier by a fraction of a period: in
+# a DataLoader job, enough to put a full collection, which copies the whole
+# inherited heap of a forked worker, into every worker (docs/python.md).
+# So strata's own work runs with collections off, and threshold 0 is raised
+# by exactly what it left in the count until the next young collection: that
+# collection then comes at the same allocation of the program as without
+# strata, and leaves the counters as they would be.
+
+_gc_state = {"program": None, "raised": None, "sentinel": None}
+
+
+class _GcSentinel:
+    __slots__ = ("cycle", "__weakref__")
+
+
+def _gc_restore(_ref):
+    # Called by the collector when it frees the sentinel cycle: the first
+    # young collection since the threshold was raised.
+    st = _gc_state
+    t = _gc.get_threshold()
+    if st["raised"] is not None and t[0] == st["raised"]:  # else the program set its own
+        _gc.set_threshold(st["program"], t[1], t[2])
+    st["program"] = st["raised"] = st["sentinel"] = None
+
+
+def _gc_hide(before, excluded=0):
+    """Hides from the program's schedule the young-generation count added
+    since it was `before` (collections off all along), less `excluded`."""
+    st = _gc_state
+    try:
+        if st["sentinel"] is None:
+            cycle = _GcSentinel()
+            cycle.cycle = cycle  # only a collection frees it
+            st["sentinel"] = _weakref(cycle, _gc_restore)
+            del cycle
+        added = _gc.get_count()[0] - before - excluded
+        t0, t1, t2 = _gc.get_threshold()
+        if t0 > 0 and added != 0:
+            if st["raised"] is None or t0 != st["raised"]:
+                st["program"] = t0
+            st["raised"] = max(1, t0 + added)
+            _gc.set_threshold(st["raised"], t1, t2)
+    except Exception:  # never the program's problem
+        _debug("hiding strata's allocations from the collector failed")
+
+
+def _gc_neutral(fn, *args):
+    """Runs fn(*args) as if what it allocated were not counted."""
+    if not _gc.isenabled():
+        # The program turned collections off: its schedule is its own calls
+        # of gc.collect(), and a raised threshold would only be seen.
+        _gc_restore(None)
+        return fn(*args)
+    _gc.disable()
+    before = _gc.get_count()[0]
+    try:
+        return fn(*args)
+    finally:
+        _gc_hide(before)
+        _gc.enable()
+
+
+# --------------------------------------------------------------------------
 # Import hook: run a patcher right after a watched module finished executing.
 
 _PATCHERS = {}     # module name -> function(module)
 _patched = set()
+
+
+try:
+    import _frozen_importlib as _bootstrap  # importlib._bootstrap, loaded at start-up
+except ImportError:  # pragma: no cover
+    from importlib import _bootstrap
 
 
 class _PostImportFinder:
@@ -90,10 +167,11 @@ class _PostImportFinder:
     def find_spec(self, name, path=None, target=None):
         if name not in _PATCHERS or name in self._busy or name in _patched:
             return None
-        import importlib.util
+        # Not hidden from the collector: the program's import would have
+        # found the same spec (importlib.util, 2,300 objects, stays unloaded).
         self._busy.add(name)
         try:
-            spec = importlib.util.find_spec(name)
+            spec = _bootstrap._find_spec(name, path, target)
         except Exception:
             return None
         finally:
@@ -105,17 +183,21 @@ class _PostImportFinder:
 
         def exec_module(module, _orig=orig_exec, _name=name):
             _orig(module)
-            try:
-                del loader.exec_module  # back to the class method
-            except AttributeError:
-                pass
-            _run_patcher(_name, module)
+            _gc_neutral(_after_exec, loader, _name, module)
 
         loader.exec_module = exec_module
         return spec
 
     def invalidate_caches(self):
         pass
+
+
+def _after_exec(loader, name, module):
+    try:
+        del loader.exec_module  # back to the class method
+    except AttributeError:
+        pass
+    _run_patcher(name, module)
 
 
 def _run_patcher(name, module):

@@ -91,6 +91,10 @@ def _is_pathlike(f):
 # strata, and leaves the counters as they would be.
 
 _gc_state = {"program": None, "raised": None, "sentinel": None}
+# Made at start-up, hidden with the rest of it; each later piece of the
+# layer's work frees as many as it allocated (one list is one count).
+_gc_reserve = []
+_GC_RESERVE = 512
 
 
 class _GcSentinel:
@@ -112,18 +116,25 @@ def _gc_hide(before, excluded=0):
     since it was `before` (collections off all along), less `excluded`."""
     st = _gc_state
     try:
+        added = _gc.get_count()[0] - before - excluded
+        if 0 < added <= len(_gc_reserve):
+            # Freeing as many of the layer's spare objects takes the count back
+            # to where the program left it, and nothing else changes.
+            del _gc_reserve[-added:]
+            return
+        t0, t1, t2 = _gc.get_threshold()
+        if t0 <= 0 or added == 0:
+            return
         if st["sentinel"] is None:
             cycle = _GcSentinel()
             cycle.cycle = cycle  # only a collection frees it
             st["sentinel"] = _weakref(cycle, _gc_restore)
             del cycle
-        added = _gc.get_count()[0] - before - excluded
-        t0, t1, t2 = _gc.get_threshold()
-        if t0 > 0 and added != 0:
-            if st["raised"] is None or t0 != st["raised"]:
-                st["program"] = t0
-            st["raised"] = max(1, t0 + added)
-            _gc.set_threshold(st["raised"], t1, t2)
+            added += 2  # the sentinel and its weak reference
+        if st["raised"] is None or t0 != st["raised"]:
+            st["program"] = t0
+        st["raised"] = max(1, t0 + added)
+        _gc.set_threshold(st["raised"], t1, t2)
     except Exception:  # never the program's problem
         _debug("hiding strata's allocations from the collector failed")
 
@@ -329,6 +340,14 @@ def _getitem(ds, i):
         _tag_unset(K_SAMPLE)
 
 
+def _stamp_iterator(it, epoch, t0):
+    try:
+        it._strata_epoch = epoch
+        it._strata_t0 = t0
+    except Exception:
+        pass
+
+
 def _patch_dataloader(torch):
     import inspect
     from torch.utils.data import dataloader as dl
@@ -361,18 +380,14 @@ def _patch_dataloader(torch):
         init_fn = self.worker_init_fn
         swap = self.num_workers > 0 and not isinstance(init_fn, _EpochInit)
         if swap:
-            self.worker_init_fn = _EpochInit(init_fn, epoch, index)
+            self.worker_init_fn = _gc_neutral(_EpochInit, init_fn, epoch, index)
         try:
             it = orig_iter(self)
         finally:
             if swap:
                 self.worker_init_fn = init_fn
         _complete(b"dataloader.iter", CAT_LOADER, t0, _now() - t0)
-        try:
-            it._strata_epoch = epoch
-            it._strata_t0 = t0
-        except Exception:
-            pass
+        _gc_neutral(_stamp_iterator, it, epoch, t0)
         return it
 
     DataLoader.__iter__ = __iter__
@@ -428,6 +443,16 @@ def _patch_dataloader(torch):
 
     @_wraps(orig_loop)
     def _worker_loop(*args, **kwargs):
+        args, kwargs = _gc_neutral(_worker_setup, args, kwargs)
+        t0 = _now()
+        try:
+            return orig_loop(*args, **kwargs)
+        finally:
+            _tag_unset(K_STEP)
+            _complete(b"dataloader.worker", CAT_LOADER, t0, _now() - t0)
+            _capi.flush()  # workers leave through os._exit
+
+    def _worker_setup(args, kwargs):
         try:
             ba = sig.bind(*args, **kwargs)
             a = ba.arguments
@@ -444,16 +469,10 @@ def _patch_dataloader(torch):
             _capi.set_metadata(b"dataloader_worker", b"%d" % worker_id)
             a["index_queue"] = _IndexQueue(a["index_queue"], st, resume_cls)
             a["data_queue"] = _DataQueue(a["data_queue"], st)
-            args, kwargs = ba.args, ba.kwargs
+            return ba.args, ba.kwargs
         except Exception:
             _debug("DataLoader worker instrumentation failed")
-        t0 = _now()
-        try:
-            return orig_loop(*args, **kwargs)
-        finally:
-            _tag_unset(K_STEP)
-            _complete(b"dataloader.worker", CAT_LOADER, t0, _now() - t0)
-            _capi.flush()  # workers leave through os._exit
+        return args, kwargs
 
     wk._worker_loop = _worker_loop
 
@@ -464,7 +483,7 @@ def _patch_dataloader(torch):
     @_wraps(orig_finit)
     def fetcher_init(self, dataset, auto_collation, collate_fn, drop_last, *args, **kwargs):
         if collate_fn is not None and not getattr(collate_fn, "_strata_timed", False):
-            collate_fn = _timed(collate_fn, b"dataloader.collate", CAT_LOADER)
+            collate_fn = _gc_neutral(_timed, collate_fn, b"dataloader.collate", CAT_LOADER)
         orig_finit(self, dataset, auto_collation, collate_fn, drop_last, *args, **kwargs)
 
     Fetcher.__init__ = fetcher_init
@@ -488,11 +507,15 @@ def _patch_dataloader(torch):
 
 
 def _cls_name(cls, suffix):
-    key = (cls, suffix)
-    b = _cls_names.get(key)
+    b = _cls_names.get((cls, suffix))
     if b is None:
-        b = ("%s.%s" % (cls.__name__, suffix)).encode()
-        _cls_names[key] = b
+        b = _gc_neutral(_new_cls_name, cls, suffix)
+    return b
+
+
+def _new_cls_name(cls, suffix):
+    b = ("%s.%s" % (cls.__name__, suffix)).encode()
+    _cls_names[(cls, suffix)] = b
     return b
 
 
@@ -566,7 +589,7 @@ def _patch_compute(torch):
     def opt_init(self, *args, **kwargs):
         orig_oinit(self, *args, **kwargs)
         try:
-            wrap_step(type(self))
+            _gc_neutral(wrap_step, type(self))
         except Exception:
             _debug("Optimizer.step instrumentation failed")
 
@@ -766,6 +789,10 @@ def install():
     _tag_set_int, _tag_set_str, _tag_unset = h.tag_set_int, h.tag_set_str, h.tag_unset
     _tag_save, _tag_restore = h.tag_save, h.tag_restore
     _installed = True
+    # The thread-local's dictionary of the main thread (and of forked
+    # children), made now with the rest of the layer's objects.
+    _tl.module_depth = _tl.in_step = 0
+    _gc_reserve.extend([] for _ in range(_GC_RESERVE))
 
     sys.meta_path.insert(0, _PostImportFinder())
     on = lambda var: os.environ.get(var, "1") != "0"  # noqa: E731

@@ -85,10 +85,11 @@ def _is_pathlike(f):
 # count and move every later collection earlier by a fraction of a period: in
 # a DataLoader job, enough to put a full collection, which copies the whole
 # inherited heap of a forked worker, into every worker (docs/python.md).
-# So strata's own work runs with collections off, and threshold 0 is raised
-# by exactly what it left in the count until the next young collection: that
-# collection then comes at the same allocation of the program as without
-# strata, and leaves the counters as they would be.
+# So strata's own work runs with collections off and then takes back what it
+# added to the count: by freeing as many spare objects made at start-up
+# (exact), or, at start-up and once they are gone, by raising threshold 0 as
+# much until the next young collection (exact while the program does not free
+# more than it allocated since its last collection: the count stops at zero).
 
 _gc_state = {"program": None, "raised": None, "sentinel": None}
 # Made at start-up, hidden with the rest of it; each later piece of the

@@ -13,8 +13,11 @@
 import gc as _strata_gc
 
 _strata_gc_enabled = _strata_gc.isenabled()
+try:
+    _strata_gc_before = _strata_gc.get_count()[0]
+except Exception:  # an interpreter without it: nothing is hidden
+    _strata_gc_before = None
 _strata_gc.disable()
-_strata_gc_before = _strata_gc.get_count()[0]
 _strata_gc_chained = 0
 
 
@@ -41,10 +44,11 @@ def _strata_chain_next_sitecustomize():
             return False
 
     rest = [p for p in sys.path if not same(p)]
-    before = _strata_gc.get_count()[0]
+    count = (lambda: _strata_gc.get_count()[0]) if _strata_gc_before is not None else (lambda: 0)
+    before = count()
     spec = PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None or spec.origin == __file__:
-        return _strata_gc.get_count()[0] - before
+        return count() - before
     module = module_from_spec(spec)
     # The chained module sees itself as "sitecustomize", like it would have.
     sys.modules["sitecustomize"] = module
@@ -57,7 +61,7 @@ def _strata_chain_next_sitecustomize():
               "for traceback:", file=sys.stderr)
         if os.environ.get("PYTHONVERBOSE"):
             traceback.print_exc()
-    return _strata_gc.get_count()[0] - before
+    return count() - before
 
 
 def _strata_autoload():
@@ -88,7 +92,7 @@ try:
 finally:
     _strata_auto = _strata_autoload()
     del _strata_chain_next_sitecustomize, _strata_autoload
-    if _strata_auto is not None:
+    if _strata_auto is not None and _strata_gc_before is not None:
         _strata_auto._gc_hide(_strata_gc_before, _strata_gc_chained)
     if _strata_gc_enabled:
         _strata_gc.enable()

@@ -142,13 +142,19 @@ def _gc_hide(before, excluded=0):
 
 def _gc_neutral(fn, *args):
     """Runs fn(*args) as if what it allocated were not counted."""
-    if not _gc.isenabled():
-        # The program turned collections off: its schedule is its own calls
-        # of gc.collect(), and a raised threshold would only be seen.
-        _gc_restore(None)
+    try:
+        if not _gc.isenabled():
+            # The program turned collections off: its schedule is its own
+            # calls of gc.collect(), and a raised threshold would only be seen.
+            _gc_restore(None)
+            before = None
+        else:
+            before = _gc.get_count()[0]
+            _gc.disable()
+    except Exception:  # an interpreter without these calls: nothing to hide
+        before = None
+    if before is None:
         return fn(*args)
-    _gc.disable()
-    before = _gc.get_count()[0]
     try:
         return fn(*args)
     finally:

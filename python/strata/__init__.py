@@ -191,7 +191,7 @@ def start(dir):
     if ENABLED:
         _bind_hot_calls()
         from . import _auto
-        _auto.install()
+        _auto._gc_neutral(_auto.install)  # hidden from the program's collections
     return trace_dir
 
 

@@ -91,15 +91,26 @@ def _is_pathlike(f):
 # much until the next young collection (exact while the program does not free
 # more than it allocated since its last collection: the count stops at zero).
 
-_gc_state = {"program": None, "raised": None, "sentinel": None}
-# Made at start-up, hidden with the rest of it; each later piece of the
-# layer's work frees as many as it allocated (one list is one count).
+_gc_state = {"program": None, "raised": None, "sentinel": None, "depth": 0}
+# Spare objects, made at start-up and hidden with the rest of it: each later
+# piece of the layer's work frees as many as it allocated. Instances of a
+# class of their own: CPython keeps freed empty lists (and tuples, dicts) for
+# reuse without taking them off the count.
 _gc_reserve = []
 _GC_RESERVE = 512
 
 
+class _GcSpare:
+    __slots__ = ()
+
+
 class _GcSentinel:
     __slots__ = ("cycle", "__weakref__")
+
+
+def _gc_make_spares():
+    """Called by sitecustomize inside its hidden start-up work."""
+    _gc_reserve.extend(_GcSpare() for _ in range(_GC_RESERVE))
 
 
 def _gc_restore(_ref):
@@ -119,8 +130,8 @@ def _gc_hide(before, excluded=0):
     try:
         added = _gc.get_count()[0] - before - excluded
         if 0 < added <= len(_gc_reserve):
-            # Freeing as many of the layer's spare objects takes the count back
-            # to where the program left it, and nothing else changes.
+            # Freeing as many spare objects takes the count back to where the
+            # program left it.
             del _gc_reserve[-added:]
             return
         t0, t1, t2 = _gc.get_threshold()
@@ -142,23 +153,35 @@ def _gc_hide(before, excluded=0):
 
 def _gc_neutral(fn, *args):
     """Runs fn(*args) as if what it allocated were not counted."""
+    st = _gc_state
+    if st["depth"]:  # inside the layer's work already: counted there
+        return fn(*args)
     try:
         if not _gc.isenabled():
             # The program turned collections off: its schedule is its own
             # calls of gc.collect(), and a raised threshold would only be seen.
             _gc_restore(None)
-            before = None
-        else:
-            before = _gc.get_count()[0]
-            _gc.disable()
+            return fn(*args)
+        before = _gc.get_count()[0]
     except Exception:  # an interpreter without these calls: nothing to hide
-        before = None
-    if before is None:
         return fn(*args)
+    st["depth"] = 1
+    _gc.disable()
     try:
         return fn(*args)
     finally:
-        _gc_hide(before)
+        try:
+            _gc_hide(before)
+        finally:
+            st["depth"] = 0
+            _gc.enable()
+
+
+def _gc_after_fork_in_child():
+    # A fork from another thread while this one was inside _gc_neutral: the
+    # child has no thread to turn collections back on.
+    if _gc_state["depth"]:
+        _gc_state["depth"] = 0
         _gc.enable()
 
 
@@ -799,7 +822,10 @@ def install():
     # The thread-local's dictionary of the main thread (and of forked
     # children), made now with the rest of the layer's objects.
     _tl.module_depth = _tl.in_step = 0
-    _gc_reserve.extend([] for _ in range(_GC_RESERVE))
+    try:
+        os.register_at_fork(after_in_child=_gc_after_fork_in_child)
+    except Exception:  # pragma: no cover - a platform without fork
+        pass
 
     sys.meta_path.insert(0, _PostImportFinder())
     on = lambda var: os.environ.get(var, "1") != "0"  # noqa: E731

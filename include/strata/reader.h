@@ -109,6 +109,7 @@ struct Tag {
 class IdGaps {
  public:
   bool empty() const { return ranges_.empty(); }
+  const std::vector<std::pair<uint32_t, uint32_t>>& ranges() const { return ranges_; }
   bool contains(uint32_t id) const;
   void add(uint32_t lo, uint32_t hi);  // [lo, hi), above every gap so far
   void remove(uint32_t id);

@@ -327,7 +327,8 @@ py::dict read_specs(std::vector<FileSpec> specs, int threads) {
       if (!w.reader) continue;
       const Dictionary& d = w.reader->dict();
       w.name_map.assign(d.num_names(), -1);
-      for (size_t j = 1; j < d.num_names(); ++j) w.name_map[j] = sh.function(d.name(j));
+      for (size_t j = 1; j < d.num_names(); ++j)  // ids a damaged file skipped: no function
+        if (d.has_name(static_cast<uint32_t>(j))) w.name_map[j] = sh.function(d.name(j));
       w.path_map.assign(w.path_used.size(), -1);
       for (size_t j = 1; j < w.path_used.size(); ++j)
         if (w.path_used[j]) w.path_map[j] = Shared::intern(sh.paths, sh.path_ix, d.str(j));

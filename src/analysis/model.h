@@ -67,6 +67,11 @@ class CtxTable {
     for (CtxTag& t : tags) tags_.push_back(std::move(t));
   }
   void emplace_back() { begin_next(); }
+  // Forgets every id (keep()'s text stays valid).
+  void clear() {
+    tags_.clear();
+    start_.clear();
+  }
   // Or in place: begin_next(), then add_tag() for each of its tags.
   void begin_next() { start_.push_back(static_cast<uint32_t>(tags_.size())); }
   CtxTag& add_tag() { return tags_.emplace_back(); }

@@ -114,7 +114,27 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
     tables.str = [&dict](uint32_t id) -> std::string_view { return dict.str(id); };
     // Per name id, what the merge needs of it in one byte (name_flags).
     std::vector<uint8_t> name_flags;
+    // Ids the dictionary had skipped at the last sync (only in files that
+    // define ids out of order): filled in once a later DICT block defines them.
+    std::vector<std::pair<uint32_t, uint32_t>> name_gaps, ctx_gaps;
+    auto refill_gaps = [&]() {
+      for (auto [lo, hi] : name_gaps)
+        for (uint32_t id = lo; id < hi && id < tables.funcs.size(); ++id)
+          if (dict.has_name(id)) {
+            const reader::NameInfo& n = dict.name(id);
+            tables.funcs[id] = classify(n.name, n.category);
+            name_flags[id] = name_flags_of(n.kind, n.fields);
+          }
+      bool ctx_filled = false;
+      for (auto [lo, hi] : ctx_gaps)
+        for (uint32_t id = lo; id < hi && !ctx_filled; ++id) ctx_filled = dict.has_context(id);
+      if (ctx_filled) tables.ctxs.clear();  // the table is packed: made again
+      name_gaps = dict.name_gaps().ranges();
+      ctx_gaps = dict.context_gaps().ranges();
+    };
     auto sync = [&]() {
+      if (!name_gaps.empty() || !ctx_gaps.empty() || !dict.name_gaps().empty() || !dict.context_gaps().empty())
+        refill_gaps();
       while (tables.funcs.size() < dict.num_names() || tables.funcs.empty()) {
         uint32_t id = static_cast<uint32_t>(tables.funcs.size());
         if (id == 0 || id >= dict.num_names()) {

@@ -61,7 +61,10 @@ T* Dictionary::Pool<T>::take(size_t n) {
   return p;
 }
 
-const NameInfo& Dictionary::name(uint32_t nid) const { return nid < names_.size() ? names_[nid] : kUnknownName; }
+const NameInfo& Dictionary::name(uint32_t nid) const {
+  if (nid >= names_.size() || (!name_gaps_.empty() && name_gaps_.contains(nid))) return kUnknownName;
+  return names_[nid];
+}
 std::string_view Dictionary::thread_name(uint32_t tid) const {
   for (auto& [t, sid] : threads_)
     if (t == tid) return str(sid);
@@ -265,6 +268,13 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
       auto grow = [&](size_t size, size_t slot) {
         if (id32 >= size) charge((id32 + 1 - size) * slot);
       };
+      // Strings an entry names are defined before it (format spec section 7).
+      auto defined = [&](uint32_t sid, const char* entry) {
+        if (!dict_.has_string(sid))
+          throw std::string(entry) + " " + std::to_string(id) + " uses string id " + std::to_string(sid) +
+              ", not defined by an earlier entry";
+        return sid;
+      };
       switch (kind) {
         case fmt::DictKind::kString: {
           grow(dict_.num_strings(), sizeof(std::string_view));
@@ -275,8 +285,8 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
         }
         case fmt::DictKind::kName: {
           NameInfo n;
-          auto name_sid = static_cast<uint32_t>(c.u());
-          auto cat_sid = static_cast<uint32_t>(c.u());
+          auto name_sid = defined(static_cast<uint32_t>(c.u()), "name");
+          auto cat_sid = defined(static_cast<uint32_t>(c.u()), "name");
           n.name = std::string(dict_.str(name_sid));
           n.category = std::string(dict_.str(cat_sid));
           n.fields = static_cast<uint32_t>(c.u());
@@ -296,10 +306,10 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
           uint64_t bytes = n * sizeof(Tag);
           for (auto& t : tags) {
             t = Tag{};
-            t.key = static_cast<uint32_t>(c.u());
+            t.key = defined(static_cast<uint32_t>(c.u()), "context");
             t.is_int = c.byte() == static_cast<uint8_t>(fmt::TagType::kInt);
             if (t.is_int) t.int_value = c.z();
-            else t.str_value = static_cast<uint32_t>(c.u());
+            else t.str_value = defined(static_cast<uint32_t>(c.u()), "context");
             bytes += dict_.str(t.key).size() + (t.is_int ? 0 : dict_.str(t.str_value).size());
           }
           grow(dict_.num_contexts(), sizeof(std::span<const Tag>));
@@ -309,11 +319,11 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
         }
         case fmt::DictKind::kThread:
           charge(2 * sizeof(uint32_t));
-          dict_.set_thread(id32, static_cast<uint32_t>(c.u()));
+          dict_.set_thread(id32, defined(static_cast<uint32_t>(c.u()), "thread"));
           break;
         case fmt::DictKind::kMetadata: {
-          auto k = static_cast<uint32_t>(c.u());
-          auto v = static_cast<uint32_t>(c.u());
+          auto k = defined(static_cast<uint32_t>(c.u()), "metadata");
+          auto v = defined(static_cast<uint32_t>(c.u()), "metadata");
           charge(2 * sizeof(std::string) + dict_.str(k).size() + dict_.str(v).size());
           process_.metadata.emplace_back(std::string(dict_.str(k)), std::string(dict_.str(v)));
           break;

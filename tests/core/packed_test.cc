@@ -446,6 +446,70 @@ TEST(Packed, IdsADictSkipsAreUndefinedUntilDefined) {
   }
 }
 
+// Names and contexts defined out of order (ids 33-39 skipped, then 35
+// defined): the reader and `strata analyze` see each once it is defined;
+// an id still skipped at its use is corruption, named at its block.
+TEST(Packed, NamesAndContextsDefinedOutOfOrderReachTheAnalysis) {
+  auto events = [](uint32_t name, uint32_t ctx) {
+    auto ev = io_fields(100, 6);
+    set_times(ev, 5000, [](size_t) { return int64_t{3}; }, [](size_t) { return uint64_t{40}; });
+    for (auto& e : ev) {
+      e.name = name;
+      e.ctx = ctx;
+    }
+    fmtf::EventsEncoder enc(ev.size());
+    fmtf::ByteSink payload;
+    enc.encode(kTid, ev.data(), ev.size(), payload);
+    return payload.bytes();
+  };
+  auto dict = [](auto&& fill) {
+    fmtf::ByteSink d;
+    uint32_t n = fill(d);
+    return std::make_pair(n, d.bytes());
+  };
+  const fmtf::TagEntry epoch7[] = {{201, true, 7}};
+  const fmtf::TagEntry epoch3[] = {{201, true, 3}};
+  auto [n1, d1] = dict([&](fmtf::ByteSink& d) {
+    fmtf::dict_string(d, 201, "epoch");
+    fmtf::dict_string(d, 202, "late_call");
+    fmtf::dict_string(d, 203, "early_call");
+    fmtf::dict_string(d, 204, "app");
+    fmtf::dict_name(d, 40, 202, 204, 0, fmtf::EventKind::kComplete);
+    fmtf::dict_context(d, 12, epoch7, 1);
+    return 6u;
+  });
+  auto [n2, d2] = dict([&](fmtf::ByteSink& d) {
+    fmtf::dict_name(d, 35, 203, 204, 0, fmtf::EventKind::kComplete);
+    fmtf::dict_context(d, 10, epoch3, 1);
+    return 2u;
+  });
+  FileBuilder fb;
+  fb.block(fmtf::BlockType::kDict, n1, d1, false);          // block 3
+  fb.block(fmtf::BlockType::kEvents, 100, events(40, 12), false);  // block 4
+  fb.block(fmtf::BlockType::kDict, n2, d2, false);          // block 5
+  fb.block(fmtf::BlockType::kEvents, 100, events(35, 10), false);  // block 6
+  TempDir tmp;
+  const std::string good = fb.write(tmp, "good.strata");
+  EXPECT_EQ(error_of(good, 0), "");
+  RunResult an = run({kStrata, "analyze", "--json", good}, 60);
+  ASSERT_EQ(an.code, 0) << an.err;
+  for (const char* name : {"late_call", "early_call"}) {
+    const size_t at = an.out.find(std::string("\"name\": \"") + name + "\"");
+    ASSERT_NE(at, std::string::npos) << name << " missing:\n" << an.out.substr(0, 3000);
+    EXPECT_NE(an.out.substr(at, 200).find("\"count\": 100"), std::string::npos) << an.out.substr(at, 200);
+  }
+  const size_t epochs = an.out.find("\"by_epoch\"");
+  ASSERT_NE(epochs, std::string::npos);
+  for (const char* epoch : {"\"3\"", "\"7\""})
+    EXPECT_NE(an.out.substr(epochs, 600).find(epoch), std::string::npos) << epoch << ": " << an.out.substr(epochs, 600);
+
+  FileBuilder early;  // name 35 used before block 5 defines it
+  early.block(fmtf::BlockType::kDict, n1, d1, false);
+  early.block(fmtf::BlockType::kEvents, 100, events(35, 12), false);
+  const std::string bad = early.write(tmp, "bad.strata");
+  EXPECT_NE(error_of(bad, 4).find("uses name id 35, not defined by an earlier DICT block"), std::string::npos);
+}
+
 TEST(Packed, HandWrittenColumnReads) {
   // 3 values: w 2, base 5, 1 exception; low bits 1, 3, 0 -> byte 0b00'11'01;
   // exception index 2, high 4: value 5 + (0 | 4 << 2) = 21.

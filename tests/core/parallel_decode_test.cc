@@ -204,7 +204,10 @@ TEST_F(ParallelDecode, SameBatchesAndDictionaryOnAMultiBlockFile) {
     if (b.type() == fmt::BlockType::kDict && events_blocks > 0) ++dicts_between;
   }
   EXPECT_GE(events_blocks, 8u);
-  EXPECT_GE(dicts_between, 4u);
+  // How many the writer makes depends on how often it wakes (3 in an ASan
+  // build on a loaded machine, 4-6 here); the tests below need one in the
+  // second half, and a 4 MiB ring per thread drains at least twice.
+  EXPECT_GE(dicts_between, 2u);
 
   Readout r = read_every_way(t.file);
   EXPECT_EQ(r.error, "");

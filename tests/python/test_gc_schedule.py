@@ -13,7 +13,12 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from conftest import PYTHON, run_traced
+
+pytest.importorskip("numpy")
+pytest.importorskip("torch")
 
 PROGRAM = r'''
 import gc, json, sys

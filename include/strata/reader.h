@@ -110,11 +110,12 @@ class IdGaps {
  public:
   bool empty() const { return ranges_.empty(); }
   const std::vector<std::pair<uint32_t, uint32_t>>& ranges() const { return ranges_; }
-  bool contains(uint32_t id) const;
+  bool contains(uint32_t id) const { return !ranges_.empty() && contains_slow(id); }
   void add(uint32_t lo, uint32_t hi);  // [lo, hi), above every gap so far
   void remove(uint32_t id);
 
  private:
+  bool contains_slow(uint32_t id) const;
   std::vector<std::pair<uint32_t, uint32_t>> ranges_;  // sorted, disjoint [lo, hi)
 };
 

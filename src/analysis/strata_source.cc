@@ -133,8 +133,7 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       ctx_gaps = dict.context_gaps().ranges();
     };
     auto sync = [&]() {
-      if (!name_gaps.empty() || !ctx_gaps.empty() || !dict.name_gaps().empty() || !dict.context_gaps().empty())
-        refill_gaps();
+      refill_gaps();
       while (tables.funcs.size() < dict.num_names() || tables.funcs.empty()) {
         uint32_t id = static_cast<uint32_t>(tables.funcs.size());
         if (id == 0 || id >= dict.num_names()) {

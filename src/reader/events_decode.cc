@@ -201,7 +201,7 @@ void check_event_ids(const BlockPlace& at, const EventBatch& batch, const EventI
     if (max >= defined && max != 0) {
       first = std::find(v.begin(), v.end(), max) - v.begin();
     } else if (!gaps.empty()) {  // only in files whose ids skip some: look at each
-      first = std::find_if(v.begin(), v.end(), [&](uint32_t id) { return id != 0 && gaps.contains(id); }) - v.begin();
+      first = std::find_if(v.begin(), v.end(), [&](uint32_t id) { return gaps.contains(id); }) - v.begin();
     }
     if (first == v.size()) return;
     at.fail("EVENTS block: event " + std::to_string(first) + " uses " + what + " id " + std::to_string(v[first]) +

@@ -62,7 +62,7 @@ T* Dictionary::Pool<T>::take(size_t n) {
 }
 
 const NameInfo& Dictionary::name(uint32_t nid) const {
-  if (nid >= names_.size() || (!name_gaps_.empty() && name_gaps_.contains(nid))) return kUnknownName;
+  if (nid >= names_.size() || name_gaps_.contains(nid)) return kUnknownName;
   return names_[nid];
 }
 std::string_view Dictionary::thread_name(uint32_t tid) const {
@@ -77,7 +77,7 @@ void Dictionary::set_string(uint32_t id, std::string_view s) {
 }
 void Dictionary::set_name(uint32_t id, NameInfo n) { put_at(names_, name_gaps_, id, std::move(n)); }
 
-bool IdGaps::contains(uint32_t id) const {
+bool IdGaps::contains_slow(uint32_t id) const {
   auto it = std::upper_bound(ranges_.begin(), ranges_.end(), id, [](uint32_t v, const auto& r) { return v < r.second; });
   return it != ranges_.end() && it->first <= id;
 }
@@ -256,6 +256,14 @@ void FileReader::decode_process(const std::vector<uint8_t>& p) {
   }
 }
 
+namespace {
+// Out of line: decode_dict checks every string id an entry names.
+[[noreturn, gnu::noinline]] void undefined_string(const char* entry, uint64_t id, uint32_t sid) {
+  throw std::string(entry) + " " + std::to_string(id) + " uses string id " + std::to_string(sid) +
+      ", not defined by an earlier entry";
+}
+}  // namespace
+
 void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
   Cursor c{p.data(), p.data() + p.size()};
   try {
@@ -270,9 +278,8 @@ void FileReader::decode_dict(const std::vector<uint8_t>& p, uint32_t count) {
       };
       // Strings an entry names are defined before it (format spec section 7).
       auto defined = [&](uint32_t sid, const char* entry) {
-        if (!dict_.has_string(sid))
-          throw std::string(entry) + " " + std::to_string(id) + " uses string id " + std::to_string(sid) +
-              ", not defined by an earlier entry";
+        if (!dict_.has_string(sid)) [[unlikely]]
+          undefined_string(entry, id, sid);
         return sid;
       };
       switch (kind) {

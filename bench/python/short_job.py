@@ -201,9 +201,16 @@ def main():
                          "garbage collector's thresholds, which any change of the program's "
                          "allocations (the Python layer's patches too) moves by a whole "
                          "collection in a DataLoader worker")
+    ap.add_argument("--configs", default=",".join(CONFIGS),
+                    help="comma-separated configurations of the short job to pair with plain runs "
+                         "(default: all; the breakdown needs all)")
     ap.add_argument("--counts", action="store_true",
                     help="only the system calls and page faults each configuration adds (needs perf)")
     args = ap.parse_args()
+    configs = args.configs.split(",")
+    unknown = [c for c in configs if c not in CONFIGS]
+    if unknown:
+        ap.error("unknown configuration(s) %s; known: %s" % (", ".join(unknown), ", ".join(CONFIGS)))
     strata = os.path.abspath(os.path.join(args.build, "bin", "strata"))
     tmp = tempfile.mkdtemp(prefix="strata-shortjob-")
     try:
@@ -221,11 +228,11 @@ def main():
             "true": paired(strata, tmp, args.rounds * 3, ["/bin/true"], ["default"]),
             "python_startup": paired(strata, tmp, args.rounds * 3, [sys.executable, "-c", "pass"],
                                      ["default", "no-python"]),
-            "short_job": paired(strata, tmp, args.rounds, [sys.executable, job, data], list(CONFIGS)),
+            "short_job": paired(strata, tmp, args.rounds, [sys.executable, job, data], configs),
             "fault_us": round(fault_cost_us(), 2),
         }
         print(json.dumps(result, indent=1))
-        if not args.json:
+        if not args.json and configs == list(CONFIGS):
             print("\n".join(breakdown(result)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -37,7 +37,7 @@ inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t s
     // seeing: recorded without a path. Excluded descriptors stay silent; a
     // file whose path was lost counts its calls as drops.
     if (!e && r < 0) s.record(fd, 0, explicit_offset, size, static_cast<int64_t>(r));
-    else if (e && e->path.load(std::memory_order_relaxed) == 0) s.drop();
+    else if (e && e->state.load(std::memory_order_relaxed) == kFdLost) s.drop();
     return r;
   }
   int64_t off = explicit_offset;
@@ -66,7 +66,7 @@ inline auto fd_op(Fn fn, Layer layer, int fd, Call call, int64_t size = -1) {
   auto r = call();
   s.stop(r < 0);
   if (path != 0 || (!e && r < 0)) s.record(fd, path, -1, size, static_cast<int64_t>(r));
-  else if (e && e->path.load(std::memory_order_relaxed) == 0) s.drop();  // its path was lost
+  else if (e && e->state.load(std::memory_order_relaxed) == kFdLost) s.drop();
   return r;
 }
 

@@ -190,7 +190,7 @@ void fd_opened(int fd, uint32_t sid, int64_t pos) {
   e->path.store(sid, std::memory_order_relaxed);
   e->pos.store(pos, std::memory_order_relaxed);
   e->spos.store(pos == kPosFromKernel ? 0 : pos, std::memory_order_relaxed);
-  e->state.store(path_excluded(sid) ? kFdExcluded : kFdTraced, std::memory_order_release);
+  e->state.store(sid == 0 ? kFdLost : path_excluded(sid) ? kFdExcluded : kFdTraced, std::memory_order_release);
 }
 
 void fd_offsets_shared() { g.fds.share_all_offsets(); }

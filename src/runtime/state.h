@@ -29,15 +29,19 @@ struct Config {
   char include[kMaxPrefixes][256];
 };
 
-// One descriptor's tracking state.
-enum FdState : uint32_t { kFdUnknown = 0, kFdTraced = 1, kFdExcluded = 2 };
+// One descriptor's tracking state. kFdLost: a file opened under a path strata
+// could not record (longer than PATH_MAX): its calls count as drops. A socket
+// or an excluded file is kFdExcluded: its calls are left out on purpose, and
+// counting them as drops told users of every DataLoader job (workers talk
+// over sockets) that thousands of events were lost.
+enum FdState : uint32_t { kFdUnknown = 0, kFdTraced = 1, kFdExcluded = 2, kFdLost = 3 };
 // A descriptor whose offset strata cannot follow by counting bytes (O_APPEND,
 // an open file description shared through dup or fork, one inherited across
 // exec) has pos == kPosFromKernel: its calls read the offset from the kernel.
 inline constexpr int64_t kPosFromKernel = INT64_MIN;
 struct FdEntry {
   std::atomic<uint32_t> state;
-  std::atomic<uint32_t> path;  // string id; 0 for a traced file whose path was lost (too long)
+  std::atomic<uint32_t> path;  // string id; 0 for a socket or a lost path (kFdLost)
   std::atomic<int64_t> pos;    // POSIX file offset as tracked, or kPosFromKernel
   std::atomic<int64_t> spos;   // STDIO stream position as tracked
 };

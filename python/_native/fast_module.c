@@ -196,12 +196,14 @@ static PyObject *s_fspath, *s_name, *s_nbytes; /* interned attribute names */
  * would raise and format a TypeError per call. */
 static int has_fspath(PyObject* f) { return _PyType_Lookup(Py_TYPE(f), s_fspath) != NULL; }
 
-/* The path a file argument names, as bytes (new reference), or NULL with no
- * error set: str (UTF-8, surrogateescape), bytes, os.PathLike, or an object
- * with a str/bytes `name` (an open file; io.BytesIO has none, and is not
- * asked through an AttributeError). Errors of the object's own code (a
- * `name` property that raises) are dropped: the program did not ask. */
-static PyObject* path_bytes(PyObject* f) {
+/* The path a file argument names, as a C string that `*hold` (a new
+ * reference) keeps alive, or NULL with no error set: str (UTF-8,
+ * surrogateescape), bytes, os.PathLike, or an object with a str/bytes `name`
+ * (an open file; io.BytesIO has none, and is not asked through an
+ * AttributeError). Errors of the object's own code (a `name` property that
+ * raises) are dropped: the program did not ask. An ASCII str is its own
+ * UTF-8, read in place: encoding it made a bytes object per call. */
+static const char* path_chars(PyObject* f, PyObject** hold) {
   PyObject* p = NULL;
   if (PyUnicode_Check(f) || PyBytes_Check(f)) {
     p = f;
@@ -214,11 +216,26 @@ static PyObject* path_bytes(PyObject* f) {
       return NULL;
     }
   }
-  if (PyBytes_Check(p)) return p;
+#if PY_VERSION_HEX < 0x030C0000
+  if (PyUnicode_Check(p) && PyUnicode_READY(p) != 0) PyErr_Clear();
+  else
+#endif
+  if (PyUnicode_Check(p) && PyUnicode_IS_ASCII(p)) {
+    *hold = p;
+    return (const char*)PyUnicode_DATA(p);
+  }
+  if (PyBytes_Check(p)) {
+    *hold = p;
+    return PyBytes_AS_STRING(p);
+  }
   PyObject* b = PyUnicode_Check(p) ? PyUnicode_AsEncodedString(p, "utf-8", "surrogateescape") : NULL;
   Py_DECREF(p);
-  if (!b) PyErr_Clear();
-  return b;
+  if (!b) {
+    PyErr_Clear();
+    return NULL;
+  }
+  *hold = b;
+  return PyBytes_AS_STRING(b);
 }
 
 /* isinstance without an error left set (an object whose __class__ raises). */
@@ -257,15 +274,15 @@ static PyObject* iocall_vectorcall(PyObject* self, PyObject* const* args, size_t
   IoCall* w = (IoCall*)self;
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   PyObject* const file = file_argument(w, args, nargs, kwnames);
-  PyObject* path = file ? path_bytes(file) : NULL;
+  PyObject* hold = NULL;
+  const char* path = file ? path_chars(file, &hold) : NULL;
   const uint64_t t0 = p_now();
   PyObject* r = PyObject_Vectorcall(w->orig, args, nargsf, kwnames);
   const uint64_t t1 = p_now();
   long long n = -1;
   if (r) n = result_nbytes(w, r);
-  p_complete_io(PyBytes_AS_STRING(w->name), PyBytes_AS_STRING(w->cat), t0, t1 - t0,
-                path ? PyBytes_AS_STRING(path) : NULL, n, n);
-  Py_XDECREF(path);
+  p_complete_io(PyBytes_AS_STRING(w->name), PyBytes_AS_STRING(w->cat), t0, t1 - t0, path, n, n);
+  Py_XDECREF(hold);
   return r;
 }
 

@@ -29,11 +29,27 @@ ThreadState* recording_app_thread() {
   return g_hot.app_record.load(std::memory_order_relaxed) ? app_thread() : nullptr;
 }
 
+// Whether the NUL-terminated `s` is the interned string `sid`.
+bool is_string(uint32_t sid, const char* s) {
+  const Interner::Entry& e = g.strings.get(sid);
+  return std::strncmp(e.data, s, e.len) == 0 && s[e.len] == '\0';
+}
+
 uint32_t intern_name(const char* name, const char* cat, fmt::EventKind kind, uint32_t fields) {
-  uint32_t key[4] = {g.strings.intern(name ? name : ""), g.strings.intern(cat && *cat ? cat : "app"),
-                     static_cast<uint32_t>(kind), fields};
-  return g.names.intern(std::string_view(reinterpret_cast<const char*>(key), sizeof(key)),
-                        fields | (static_cast<uint32_t>(kind) << 24));
+  name = name ? name : "";
+  cat = cat && *cat ? cat : "app";
+  const uint32_t kind_fields = fields | (static_cast<uint32_t>(kind) << 24);
+  ThreadState* t = t_state;
+  if (t)
+    for (const RecentIds::Name& n : t->recent.names)
+      if (n.nid != 0 && n.name == name && n.cat == cat && n.kind_fields == kind_fields &&
+          is_string(n.name_sid, name) && is_string(n.cat_sid, cat))
+        return n.nid;
+  uint32_t key[4] = {g.strings.intern(name), g.strings.intern(cat), static_cast<uint32_t>(kind), fields};
+  const uint32_t nid = g.names.intern(std::string_view(reinterpret_cast<const char*>(key), sizeof(key)), kind_fields);
+  if (t && nid != 0 && key[0] != 0 && key[1] != 0)
+    t->recent.names[t->recent.next_name++ % RecentIds::kNames] = {name, cat, kind_fields, key[0], key[1], nid};
+  return nid;
 }
 
 uint64_t ns_to_ticks(uint64_t ns) {

@@ -68,7 +68,39 @@ static bool excluded_by_config(const char* abs) {
 
 static uint32_t path_aux(const char* abs) { return excluded_by_config(abs) ? kPathExcluded : 0; }
 
-uint32_t intern_path(const char* abs) { return g.strings.intern(abs, path_aux); }
+// The id of `abs` (n bytes) if this thread interned it lately, else 0.
+static uint32_t recent_path(const char* abs, size_t n) {
+  ThreadState* t = t_state;
+  if (!t || n < 8) return 0;
+  uint64_t tail;  // the paths of one data set often differ only near their end
+  std::memcpy(&tail, abs + n - 8, 8);
+  for (uint32_t sid : t->recent.paths) {
+    if (sid == 0) continue;
+    const Interner::Entry& e = g.strings.get(sid);
+    if (e.len != n) continue;
+    uint64_t other;
+    std::memcpy(&other, e.data + n - 8, 8);
+    if (other == tail && std::memcmp(e.data, abs, n - 8) == 0) return sid;
+  }
+  return 0;
+}
+
+static uint32_t remember_path(uint32_t sid) {
+  ThreadState* t = t_state;
+  if (t && sid != 0) t->recent.paths[t->recent.next_path++ % RecentIds::kPaths] = sid;
+  return sid;
+}
+
+// `abs` (n bytes, absolute and normal), not among the recent paths.
+static uint32_t intern_new_path(const char* abs, size_t n) {
+  return remember_path(g.strings.intern(std::string_view(abs, n), path_aux));
+}
+
+uint32_t intern_path(const char* abs) {
+  const size_t n = std::strlen(abs);
+  if (uint32_t sid = recent_path(abs, n)) return sid;
+  return intern_new_path(abs, n);
+}
 
 // Collapses "//", "/./" and "/../" in place; `p` is absolute.
 static void normalise(char* p) {
@@ -112,7 +144,13 @@ uint32_t path_at(int dirfd, const char* path) {
 }
 
 uint32_t path_at_unsaved(int dirfd, const char* path) {
-  if (path[0] == '/' && !needs_normalise(path)) return intern_path(path);
+  // A path equal to a recent (interned) one is absolute and normal already:
+  // checked before the scan for "//", "/./" and "/../".
+  if (path[0] == '/') {
+    const size_t n = std::strlen(path);
+    if (uint32_t sid = recent_path(path, n)) return sid;
+    if (!needs_normalise(path)) return intern_new_path(path, n);
+  }
   char buf[kPathMax];
   size_t used = 0;
   if (path[0] != '/') {
@@ -132,7 +170,9 @@ uint32_t path_at_unsaved(int dirfd, const char* path) {
   size_t n = std::strlen(path);
   if (used + n + 1 > sizeof(buf)) return 0;
   std::memcpy(buf + used, path, n + 1);
-  if (needs_normalise(buf)) normalise(buf);
+  if (uint32_t sid = recent_path(buf, used + n)) return sid;
+  if (!needs_normalise(buf)) return intern_new_path(buf, used + n);
+  normalise(buf);
   return intern_path(buf);
 }
 

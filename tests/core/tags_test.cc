@@ -71,3 +71,35 @@ TEST(ContextTags, ApiIsNoOpWithoutStrataRun) {
 }
 
 }  // namespace
+
+namespace {
+
+// The runtime's per-thread memory of the names and paths it interned last
+// (RecentIds in src/runtime/runtime.h) must never return a stale id: one
+// buffer reused for other names, paths sharing their last bytes, and one
+// relative path under two working directories are each recorded as what
+// they are.
+TEST(RecentIds, ReusedBuffersAndLookalikePathsAreRecordedAsTheyAre) {
+  TempDir tmp;
+  std::string dir = tmp.mkdir("d"), trace = tmp.sub("trace");
+  RunResult r = strata_run(trace, {RECENT_IDS_BIN, dir});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto all = cat_trace(trace);
+  auto ops = select(all, [](const Event& e) { return e.cat.starts_with("cat-"); });
+  ASSERT_EQ(ops.size(), 24u);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    EXPECT_EQ(ops[i].name, "op" + std::to_string(i % 6)) << i;
+    EXPECT_EQ(ops[i].cat, i % 2 ? "cat-b" : "cat-a") << i;
+  }
+  auto loads = select(all, [](const Event& e) { return e.name == "load"; });
+  std::vector<std::string> paths;
+  for (auto& e : loads) paths.push_back(e.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{dir + "/a0/data/x.npy", dir + "/a1/data/x.npy", dir + "/a0/data/x.npy",
+                                              dir + "/a0/data/y.npy", dir + "/a0/data/x.npy"}));
+  auto opens = select(all, [](const Event& e) { return e.name == "open" && e.path.ends_with("/f"); });
+  paths.clear();
+  for (auto& e : opens) paths.push_back(e.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{dir + "/a0/f", dir + "/a1/f"}));
+}
+
+}  // namespace

@@ -9,6 +9,7 @@ CPU time of the process tree, plus start-up costs measured the same way:
 
     /usr/bin/python3 bench/python/short_job.py --build build --rounds 7
     /usr/bin/python3 bench/python/short_job.py --build build --rounds 7 --no-gc
+    /usr/bin/python3 bench/python/short_job.py --build build --callgrind   # exact instructions
 
 Configurations: `default` (all layers, Python layer), `no-torch-patches`
 and `no-numpy-patches` (default with STRATA_PY_TORCH=0 / STRATA_PY_NUMPY=0),
@@ -190,6 +191,51 @@ def breakdown(result):
     return lines
 
 
+def callgrind_instructions(strata, tmp, job, data):
+    """Instructions strata adds to the job run in one process (num_workers=0),
+    from callgrind: exact between runs with PYTHONHASHSEED fixed (within
+    ~1 M of ~15,000 M), where wall and CPU time move by several percent. The
+    plain and the traced run go side by side (~2 minutes each)."""
+    one = os.path.join(tmp, "job-one-process.py")
+    with open(job) as f:
+        text = f.read()
+    with open(one, "w") as f:
+        f.write(text.replace("num_workers=2, persistent_workers=False", "num_workers=0"))
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    out = {k: os.path.join(tmp, "cg-" + k) for k in ("plain", "traced")}
+    trace = os.path.join(tmp, "t-callgrind")
+    cmds = {
+        "plain": [sys.executable, one, data],
+        # --trace-children: strata run starts the job as its child
+        "traced": [strata, "run", "-q", "-o", trace, "--", sys.executable, one, data],
+    }
+    procs = {k: subprocess.Popen(["valgrind", "--tool=callgrind", "--trace-children=yes",
+                                  "--callgrind-out-file=" + out[k] + ".%p"] + cmds[k],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+             for k in cmds}
+    for k, p in procs.items():
+        if p.wait(timeout=1800) != 0:
+            raise SystemExit("callgrind run %s failed" % k)
+    totals = {}
+    for k in cmds:
+        files = [os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("cg-" + k + ".")]
+        total = 0
+        for path in files:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith(("summary:", "totals:")):
+                        total += int(line.split()[1])
+                        break
+        totals[k] = total
+    info = subprocess.run([strata, "info", "--json", trace], capture_output=True, text=True, check=True)
+    events = json.loads(info.stdout)["events"]
+    added = totals["traced"] - totals["plain"]
+    return ["callgrind, the job in one process (num_workers=0), PYTHONHASHSEED=0:",
+            "  plain %.1f M instructions, traced %.1f M: strata adds %.1f M (%+.2f%%), %.0f per event (%d events)"
+            % (totals["plain"] / 1e6, totals["traced"] / 1e6, added / 1e6, 100.0 * added / totals["plain"],
+               added / max(1, events), events)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -204,6 +250,9 @@ def main():
     ap.add_argument("--configs", default=",".join(CONFIGS),
                     help="comma-separated configurations of the short job to pair with plain runs "
                          "(default: all; the breakdown needs all)")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="only the instructions strata adds to the job in one process (valgrind; "
+                         "exact between runs, ~2 minutes)")
     ap.add_argument("--counts", action="store_true",
                     help="only the system calls and page faults each configuration adds (needs perf)")
     args = ap.parse_args()
@@ -221,6 +270,9 @@ def main():
             f.write(JOB.replace('if __name__ == "__main__":\n',
                                 'if __name__ == "__main__":\n    import gc; gc.disable()\n')
                     if args.no_gc else JOB)
+        if args.callgrind:
+            print("\n".join(callgrind_instructions(strata, tmp, job, data)))
+            return
         if args.counts:
             print("\n".join(load_free_counts(strata, tmp, [sys.executable, job, data])))
             return

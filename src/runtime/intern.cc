@@ -5,6 +5,10 @@
 #include <cstring>
 
 #define XXH_INLINE_ALL
+// The runtime is built with -fno-builtin (it defines functions named like
+// libc's): xxhash's default unaligned reads, memcpy of 8 bytes, became a
+// call through the PLT each. Packed-struct reads are plain loads on x86-64.
+#define XXH_FORCE_MEMORY_ACCESS 1
 #include <xxhash.h>
 
 #include "runtime/sys.h"

@@ -72,14 +72,16 @@ static uint32_t path_aux(const char* abs) { return excluded_by_config(abs) ? kPa
 static uint32_t recent_path(const char* abs, size_t n) {
   ThreadState* t = t_state;
   if (!t || n < 8) return 0;
-  uint64_t tail;  // the paths of one data set often differ only near their end
-  std::memcpy(&tail, abs + n - 8, 8);
+  // The paths of one data set often differ only near their end. (The
+  // runtime's -fno-builtin makes std::memcpy a call: a load is meant.)
+  uint64_t tail;
+  __builtin_memcpy(&tail, abs + n - 8, 8);
   for (uint32_t sid : t->recent.paths) {
     if (sid == 0) continue;
     const Interner::Entry& e = g.strings.get(sid);
     if (e.len != n) continue;
     uint64_t other;
-    std::memcpy(&other, e.data + n - 8, 8);
+    __builtin_memcpy(&other, e.data + n - 8, 8);
     if (other == tail && std::memcmp(e.data, abs, n - 8) == 0) return sid;
   }
   return 0;

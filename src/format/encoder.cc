@@ -254,20 +254,21 @@ uint8_t* pack_frame(const uint64_t* v, unsigned k, uint64_t base, uint8_t* p) {
   // per value of b > w bits, an exception of 1 + ceil((b - w) / 7) bytes.
   // Walk w down from maxbits; stop once the exceptions alone (2 bytes or
   // more each) cost at least the best so far. Ties keep the larger w.
+  // The exceptions' bytes are kept up to date in O(1) a step: from w + 1 to
+  // w, the values of w + 1 bits become exceptions of 2 bytes, and one of
+  // b > w + 1 bits grows by a byte exactly when b - w = 1 (mod 7), so the
+  // counts above are also summed by b mod 7 (`by_residue`).
   unsigned w = maxbits, nexc = 0;
   size_t best = (static_cast<size_t>(k) * maxbits + 7) / 8;
-  struct Len {
-    unsigned bits, count;
-  } lens[64];
-  unsigned nlens = 0, above = 0;
+  size_t exc_bytes = 0;
+  unsigned above = 0, by_residue[7] = {};
   for (unsigned cand = maxbits; cand-- > 0;) {
-    if (hist[cand + 1]) {
-      lens[nlens++] = {cand + 1, hist[cand + 1]};
-      above += hist[cand + 1];
-    }
+    const unsigned b = cand + 1, r = b % 7;
+    exc_bytes += 2 * static_cast<size_t>(hist[b]) + by_residue[r];  // by_residue: bit lengths > b so far
+    by_residue[r] += hist[b];
+    above += hist[b];
     if (2 * static_cast<size_t>(above) >= best) break;
-    size_t cost = (static_cast<size_t>(k) * cand + 7) / 8;
-    for (unsigned j = 0; j < nlens; ++j) cost += lens[j].count * (1 + (lens[j].bits - cand + 6) / 7);
+    const size_t cost = (static_cast<size_t>(k) * cand + 7) / 8 + exc_bytes;
     if (cost < best) {
       best = cost;
       w = cand;

@@ -43,6 +43,23 @@ py::array to_numpy(std::vector<T>&& v) {
   return py::array_t<T>({static_cast<py::ssize_t>(heap->size())}, {sizeof(T)}, heap->data(), owner);
 }
 
+// Trace strings (paths, names, command lines, tag values) are bytes, as the
+// kernel's paths are: decoded as os.fsdecode does, UTF-8 with each undecodable
+// byte as a lone surrogate, so that os.fsencode gives the bytes back. A plain
+// std::string -> str conversion raised UnicodeDecodeError on a trace with one
+// non-UTF-8 path.
+py::str fs_str(std::string_view s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<py::ssize_t>(s.size()), "surrogateescape");
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+py::list fs_list(const std::vector<std::string>& v) {
+  py::list out;
+  for (const std::string& s : v) out.append(fs_str(s));
+  return out;
+}
+
 py::dict process_dict(const ProcessInfo& p) {
   py::dict d;
   d["pid"] = p.pid;
@@ -50,13 +67,13 @@ py::dict process_dict(const ProcessInfo& p) {
   d["rank"] = p.rank;
   d["start_wall_ns"] = p.start_wall_ns;
   d["start_mono_ns"] = p.start_mono_ns;
-  d["hostname"] = p.hostname;
-  d["exe"] = p.exe;
-  d["argv"] = p.argv;
-  d["version"] = p.version;
-  d["mode"] = p.mode;
+  d["hostname"] = fs_str(p.hostname);
+  d["exe"] = fs_str(p.exe);
+  d["argv"] = fs_list(p.argv);
+  d["version"] = fs_str(p.version);
+  d["mode"] = fs_str(p.mode);
   py::dict md;
-  for (auto& [k, v] : p.metadata) md[py::str(k)] = v;
+  for (auto& [k, v] : p.metadata) md[fs_str(k)] = fs_str(v);
   d["metadata"] = md;
   return d;
 }
@@ -413,15 +430,15 @@ py::dict read_specs(std::vector<FileSpec> specs, int threads) {
   out["kind"] = o.kind.take();
   out["path"] = o.path.take();
   out["ctx"] = o.ctx.take();
-  out["names"] = sh.names;
-  out["cats"] = sh.cats;
-  out["paths"] = sh.paths;
+  out["names"] = fs_list(sh.names);
+  out["cats"] = fs_list(sh.cats);
+  out["paths"] = fs_list(sh.paths);
   py::list tags;
   for (size_t k = 0; k < nkeys; ++k) {
     if (sh.key_is_int[k])
-      tags.append(py::make_tuple(sh.keys[k], true, tag_int[k].take(), tag_mask[k].take(), py::none()));
+      tags.append(py::make_tuple(fs_str(sh.keys[k]), true, tag_int[k].take(), tag_mask[k].take(), py::none()));
     else
-      tags.append(py::make_tuple(sh.keys[k], false, tag_code[k].take(), py::none(), tag_cats[k]));
+      tags.append(py::make_tuple(fs_str(sh.keys[k]), false, tag_code[k].take(), py::none(), fs_list(tag_cats[k])));
   }
   out["tags"] = tags;
   return out;
@@ -466,12 +483,12 @@ py::list scan(const std::string& path, bool blocks) {
       size = r.file_size();
     }
     py::dict d = process_dict(proc);
-    d["file"] = f;
+    d["file"] = fs_str(f);
     d["ts_offset"] = trace.to_trace_ns(proc, proc.start_mono_ns) - static_cast<int64_t>(proc.start_mono_ns);
     d["start_ns"] = trace.to_trace_ns(proc, proc.start_mono_ns);
     d["block_events"] = to_numpy(std::move(counts));
     py::list kl;
-    for (auto& [k, is_int] : keys) kl.append(py::make_tuple(k, is_int));
+    for (auto& [k, is_int] : keys) kl.append(py::make_tuple(fs_str(k), is_int));
     d["tag_keys"] = kl;
     d["has_footer"] = footer;
     d["events_written"] = stats.events_written;

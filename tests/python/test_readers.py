@@ -153,3 +153,33 @@ def test_dask_analyze_rejects_a_corrupt_state(traced):
     good = native.analyze_unit(os.path.abspath(out), 0)
     with pytest.raises(ValueError, match="analysis state"):
         native.analysis_report(os.path.abspath(out), good[: len(good) // 2])
+
+
+NON_UTF8 = r'''
+import os, sys, numpy as np
+d = os.fsencode(sys.argv[1])
+bad = os.path.join(d, b"s\xff\xfe.npy")      # not UTF-8
+good = os.path.join(d, "é.npy".encode())     # UTF-8, not ASCII
+for p in (bad, good):
+    with open(p, "wb") as f:
+        f.write(b"x")
+np.fromfile(os.fsdecode(bad), dtype=np.uint8)   # the Python layer's event names the file too
+np.fromfile(os.fsdecode(good), dtype=np.uint8)
+'''
+
+
+def test_read_trace_gives_non_utf8_paths_back_losslessly(tmp_path):
+    """A path that is not UTF-8 (the kernel's paths are bytes) reaches
+    strata.read_trace as os.fsdecode would make it: os.fsencode of the path
+    column gives the bytes back. It raised UnicodeDecodeError before."""
+    data = tmp_path / "data"
+    data.mkdir()
+    script = tmp_path / "non_utf8.py"
+    script.write_text(NON_UTF8)
+    conftest.run_traced(tmp_path / "trace", [conftest.PYTHON, str(script), str(data)])
+    df = strata.read_trace(tmp_path / "trace")
+    d = os.fsencode(str(data))
+    bad, good = os.path.join(d, b"s\xff\xfe.npy"), os.path.join(d, "é.npy".encode())
+    for name in ("open64", "numpy.fromfile"):
+        paths = {os.fsencode(p) for p in df[df["name"].astype(str) == name]["path"].dropna()}
+        assert {bad, good} <= paths, (name, paths)

@@ -124,6 +124,16 @@ def make_data(d, n):
         np.save(os.path.join(d, f"s{i:05d}.npy"), rng.random(64, dtype=np.float32))
 
 
+def quartiles(values):
+    """The 25th and 75th percentiles of the paired ratios: how far apart the
+    rounds are, to read the median against (the machine's noise is often
+    larger than what is being measured)."""
+    if len(values) < 2:
+        return [round(values[0], 4)] * 2 if values else []
+    q = statistics.quantiles(values, n=4)
+    return [round(q[0], 4), round(q[2], 4)]
+
+
 def paired(strata, tmp, rounds, workload, configs):
     """Per config, medians over rounds of the paired traced/plain ratios of
     wall and CPU time, and of the CPU milliseconds added (traced - plain).
@@ -150,7 +160,8 @@ def paired(strata, tmp, rounds, workload, configs):
         "plain_wall_s": round(statistics.median(plain_wall), 4),
         "plain_cpu_s": round(statistics.median(plain_cpu), 4),
         "plain_faults": statistics.median(plain_faults),
-        **{c: {k: round(statistics.median(v), 4) for k, v in runs[c].items()} for c in configs},
+        **{c: {**{k: round(statistics.median(v), 4) for k, v in runs[c].items()},
+                  "wall_quartiles": quartiles(runs[c]["wall"])} for c in configs},
     }
 
 
@@ -169,8 +180,10 @@ def breakdown(result):
             name, 100 * wall, 100 * cpu, cpu * plain_cpu_ms, what)
 
     lines = [
-        "short job: plain %.2f s wall, %.2f s CPU; default traced x%.3f wall, x%.3f CPU (budget x1.03 wall)"
-        % (job["plain_wall_s"], job["plain_cpu_s"], job["default"]["wall"], job["default"]["cpu"]),
+        "short job: plain %.2f s wall, %.2f s CPU; default traced x%.3f wall (rounds' quartiles x%.3f-x%.3f),"
+        " x%.3f CPU (budget x1.03 wall)"
+        % (job["plain_wall_s"], job["plain_cpu_s"], job["default"]["wall"], *job["default"]["wall_quartiles"],
+           job["default"]["cpu"]),
         "where the added time goes (differences of configurations):",
         part("fixed costs", "proc-only", None, "launcher, runtime start-up, forks, writer threads"),
         part("POSIX/STDIO events", "no-python", "proc-only", "interposers, rings, encoding"),

@@ -34,8 +34,7 @@ EventsEncoder::EventsEncoder(size_t max_events)
       // need at most 8 bytes per value, 12 per frame and 7 of store slack.
       per_column_(max_events * 20 + 32),
       storage_(new uint8_t[per_column_ * (kNumColumns + 1)]),  // + room to re-encode the offset column
-      times_(new uint64_t[2 * max_events + 2]),
-      mins_(new uint64_t[2 * (max_events / kPackedFrame + 2)]) {}
+      times_(new uint64_t[2 * kPackedFrame + 2]) {}
 
 namespace {
 struct Run {
@@ -364,7 +363,7 @@ ColumnEncoding encode_values_smallest(const uint64_t* v, size_t n, ByteSink& out
 // loops per chunk (so that their state fits in registers; the chunk stays in
 // L1 between them): one appends to the run-length and offset columns, the
 // other stores gaps and durations (interleaved) and tracks their minimum per
-// frame. Then the time columns are packed frame by frame.
+// frame. Each complete frame is packed into the time columns at once.
 size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mask, uint64_t first, size_t n,
                              ByteSink& out) {
   uint8_t* base = storage_.get();
@@ -372,8 +371,8 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
   uint8_t *c_name = col(Column::kName), *c_fd = col(Column::kFd), *c_path = col(Column::kPath),
           *c_off = col(Column::kOffset), *c_size = col(Column::kSize), *c_ret = col(Column::kRet),
           *c_err = col(Column::kErrno), *c_ctx = col(Column::kCtx), *c_mem = col(Column::kMemAlign);
-  uint64_t* const times = times_.get();  // gap, dur of event i at [2 i], [2 i + 1]
-  uint64_t* mins = mins_.get();          // minimum gap, dur of frame f at [2 f], [2 f + 1]
+  uint64_t* const times = times_.get();  // gap, dur of the frame's event i at [2 i], [2 i + 1]
+  uint8_t *c_ts = col(Column::kTs), *c_dur = col(Column::kDur);
   Run r_name, r_fd, r_path, r_size, r_ret, r_err, r_ctx, r_mem;
   // Offset codes are written as varints; when most are 0 or 1 (cache hits)
   // they are turned into runs at the end (see runs_of_codes).
@@ -450,17 +449,18 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
       done += m;
       frame_left -= m;
       if (frame_left == 0) {
-        mins[0] = gmin;
-        mins[1] = dmin;
-        mins += 2;
+        c_ts = pack_frame(times, kPackedFrame, gmin, c_ts);
+        c_dur = pack_frame(times + 1, kPackedFrame, dmin, c_dur);
+        t = times;
         gmin = dmin = ~uint64_t{0};
         frame_left = kPackedFrame;
       }
     }
   }
   if (frame_left != kPackedFrame) {
-    mins[0] = gmin;
-    mins[1] = dmin;
+    const unsigned k = static_cast<unsigned>(kPackedFrame - frame_left);
+    c_ts = pack_frame(times, k, gmin, c_ts);
+    c_dur = pack_frame(times + 1, k, dmin, c_dur);
   }
   const uint64_t same = n - last_change;
   r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
@@ -480,8 +480,8 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
   ends[static_cast<int>(Column::kErrno) - 1] = flush_run(c_err, r_err);
   ends[static_cast<int>(Column::kCtx) - 1] = flush_run(c_ctx, r_ctx);
   ends[static_cast<int>(Column::kMemAlign) - 1] = flush_run(c_mem, r_mem);
-  ends[static_cast<int>(Column::kTs) - 1] = pack_column(times, mins_.get(), n, col(Column::kTs));
-  ends[static_cast<int>(Column::kDur) - 1] = pack_column(times + 1, mins_.get() + 1, n, col(Column::kDur));
+  ends[static_cast<int>(Column::kTs) - 1] = c_ts;
+  ends[static_cast<int>(Column::kDur) - 1] = c_dur;
   // The offset column: varint codes, or their runs when that is smaller.
   // Irregular access (mostly new deltas) is left as varints untried.
   constexpr int kOff = static_cast<int>(Column::kOffset) - 1;

@@ -90,8 +90,10 @@ class EventsEncoder {
   // Not zero-filled: a traced process pays only for the pages it uses
   // (a std::vector would write all of them at start-up, ~13 M instructions).
   std::unique_ptr<uint8_t[]> storage_;
-  std::unique_ptr<uint64_t[]> times_;  // per event: gap, duration (interleaved)
-  std::unique_ptr<uint64_t[]> mins_;   // per kPacked frame: minimum gap, minimum duration
+  // One kPacked frame's gaps and durations (interleaved), packed as soon as
+  // the frame is complete: a whole block's (16 bytes an event) touched ~200
+  // fresh pages in every traced process and left L2 before being packed.
+  std::unique_ptr<uint64_t[]> times_;
 };
 
 // Encodes n values as one column in the given encoding (format.h,

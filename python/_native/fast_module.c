@@ -196,6 +196,17 @@ static PyObject *s_fspath, *s_name, *s_nbytes; /* interned attribute names */
  * would raise and format a TypeError per call. */
 static int has_fspath(PyObject* f) { return _PyType_Lookup(Py_TYPE(f), s_fspath) != NULL; }
 
+/* Whether the str p is ASCII (then its data is its own UTF-8); no error set. */
+static int is_ascii_str(PyObject* p) {
+#if PY_VERSION_HEX < 0x030C0000
+  if (PyUnicode_READY(p) != 0) {
+    PyErr_Clear();
+    return 0;
+  }
+#endif
+  return PyUnicode_IS_ASCII(p);
+}
+
 /* The path a file argument names, as a C string that `*hold` (a new
  * reference) keeps alive, or NULL with no error set: str (UTF-8,
  * surrogateescape), bytes, os.PathLike, or an object with a str/bytes `name`
@@ -216,11 +227,7 @@ static const char* path_chars(PyObject* f, PyObject** hold) {
       return NULL;
     }
   }
-#if PY_VERSION_HEX < 0x030C0000
-  if (PyUnicode_Check(p) && PyUnicode_READY(p) != 0) PyErr_Clear();
-  else
-#endif
-  if (PyUnicode_Check(p) && PyUnicode_IS_ASCII(p)) {
+  if (PyUnicode_Check(p) && is_ascii_str(p)) {
     *hold = p;
     return (const char*)PyUnicode_DATA(p);
   }

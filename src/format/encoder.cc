@@ -37,22 +37,22 @@ EventsEncoder::EventsEncoder(size_t max_events)
       times_(new uint64_t[2 * kPackedFrame + 2]) {}
 
 namespace {
+// A run of equal values that began at event `start`: its length is known only
+// when it ends, so events that leave a column unchanged cost that column nothing.
 struct Run {
   uint64_t value = 0;
-  uint64_t length = 0;
+  uint64_t start = 0;
 };
-inline uint8_t* flush_run(uint8_t* p, const Run& r) {
-  return r.length ? put_varint(put_varint(p, r.value), r.length) : p;
+inline uint8_t* flush_run(uint8_t* p, const Run& r, uint64_t end) {
+  return end > r.start ? put_varint(put_varint(p, r.value), end - r.start) : p;
 }
-// (An empty run takes any value: its value is 0 and a 0 just extends it.)
-inline uint8_t* run_put(uint8_t* p, Run& r, uint64_t v) {
-  if (v == r.value) {
-    ++r.length;
-    return p;
-  }
-  p = flush_run(p, r);
+// Event i has value v. (An empty run takes any value: its value is 0 and a 0
+// just extends it.)
+inline uint8_t* run_put(uint8_t* p, Run& r, uint64_t v, uint64_t i) {
+  if (v == r.value) return p;
+  p = flush_run(p, r, i);
   r.value = v;
-  r.length = 1;
+  r.start = i;
   return p;
 }
 
@@ -377,10 +377,9 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
   // Offset codes are written as varints; when most are 0 or 1 (cache hits)
   // they are turned into runs at the end (see runs_of_codes).
   size_t new_deltas = 0;
-  // Events whose run-length fields (size..mem_align) all equal the previous event's
-  // cost nothing but the comparison: when something changes, every run grows
-  // by the events since the last change.
-  size_t last_change = 0;  // index of the event after the last change
+  // Events whose run-length fields (size..mem_align) all equal the previous
+  // event's cost nothing but the comparison; one that changes some of them
+  // ends only those columns' runs.
   const size_t at = static_cast<size_t>(first & mask);
   const uint64_t base_ts = n ? ring[at].start : 0;
   uint64_t prev_end = base_ts;
@@ -402,19 +401,15 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
       const EncodeEvent* const stop = chunk + m;
       for (const EncodeEvent* e = chunk; e != stop; ++e) {
         if (__builtin_expect(!key.matches(e), 0)) {
-          const size_t i = done + static_cast<size_t>(e - chunk);
-          const uint64_t same = i - last_change;  // the first event adds 0 to empty runs
-          last_change = i + 1;
-          r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
-          r_ret.length += same, r_err.length += same, r_ctx.length += same, r_mem.length += same;
-          c_name = run_put(c_name, r_name, e->name);
-          c_fd = run_put(c_fd, r_fd, zigzag(e->fd));
-          c_path = run_put(c_path, r_path, e->path);
-          c_size = run_put(c_size, r_size, zigzag(e->size));
-          c_ret = run_put(c_ret, r_ret, zigzag(e->ret - (e->size > 0 ? e->size : 0)));
-          c_err = run_put(c_err, r_err, static_cast<uint32_t>(e->err));
-          c_ctx = run_put(c_ctx, r_ctx, e->ctx);
-          c_mem = run_put(c_mem, r_mem, e->mem_align);
+          const uint64_t i = done + static_cast<size_t>(e - chunk);
+          c_name = run_put(c_name, r_name, e->name, i);
+          c_fd = run_put(c_fd, r_fd, zigzag(e->fd), i);
+          c_path = run_put(c_path, r_path, e->path, i);
+          c_size = run_put(c_size, r_size, zigzag(e->size), i);
+          c_ret = run_put(c_ret, r_ret, zigzag(e->ret - (e->size > 0 ? e->size : 0)), i);
+          c_err = run_put(c_err, r_err, static_cast<uint32_t>(e->err), i);
+          c_ctx = run_put(c_ctx, r_ctx, e->ctx, i);
+          c_mem = run_put(c_mem, r_mem, e->mem_align, i);
           ret_pos = e->ret > 0 ? static_cast<uint64_t>(e->ret) : 0;
           key = RunKey::of(e);  // loaded again: the loop need not keep the loaded copy
         }
@@ -462,9 +457,6 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
     c_ts = pack_frame(times, k, gmin, c_ts);
     c_dur = pack_frame(times + 1, k, dmin, c_dur);
   }
-  const uint64_t same = n - last_change;
-  r_name.length += same, r_fd.length += same, r_path.length += same, r_size.length += same;
-  r_ret.length += same, r_err.length += same, r_ctx.length += same, r_mem.length += same;
   const uint8_t* begins[kNumColumns];  // by column id - 1
   uint8_t* ends[kNumColumns];
   ColumnEncoding encs[kNumColumns];
@@ -472,14 +464,14 @@ size_t EventsEncoder::encode(uint32_t tid, const EncodeEvent* ring, uint64_t mas
     begins[c] = base + c * per_column_;
     encs[c] = kColumnEncoding[c];
   }
-  ends[static_cast<int>(Column::kName) - 1] = flush_run(c_name, r_name);
-  ends[static_cast<int>(Column::kFd) - 1] = flush_run(c_fd, r_fd);
-  ends[static_cast<int>(Column::kPath) - 1] = flush_run(c_path, r_path);
-  ends[static_cast<int>(Column::kSize) - 1] = flush_run(c_size, r_size);
-  ends[static_cast<int>(Column::kRet) - 1] = flush_run(c_ret, r_ret);
-  ends[static_cast<int>(Column::kErrno) - 1] = flush_run(c_err, r_err);
-  ends[static_cast<int>(Column::kCtx) - 1] = flush_run(c_ctx, r_ctx);
-  ends[static_cast<int>(Column::kMemAlign) - 1] = flush_run(c_mem, r_mem);
+  ends[static_cast<int>(Column::kName) - 1] = flush_run(c_name, r_name, n);
+  ends[static_cast<int>(Column::kFd) - 1] = flush_run(c_fd, r_fd, n);
+  ends[static_cast<int>(Column::kPath) - 1] = flush_run(c_path, r_path, n);
+  ends[static_cast<int>(Column::kSize) - 1] = flush_run(c_size, r_size, n);
+  ends[static_cast<int>(Column::kRet) - 1] = flush_run(c_ret, r_ret, n);
+  ends[static_cast<int>(Column::kErrno) - 1] = flush_run(c_err, r_err, n);
+  ends[static_cast<int>(Column::kCtx) - 1] = flush_run(c_ctx, r_ctx, n);
+  ends[static_cast<int>(Column::kMemAlign) - 1] = flush_run(c_mem, r_mem, n);
   ends[static_cast<int>(Column::kTs) - 1] = c_ts;
   ends[static_cast<int>(Column::kDur) - 1] = c_dur;
   // The offset column: varint codes, or their runs when that is smaller.

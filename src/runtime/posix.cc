@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdarg>
+#include <cstdio>
 
 #include "runtime/direct.h"
 #include "runtime/io_common.h"
@@ -96,6 +97,7 @@ STRATA_REAL_DECL(mmap);
 STRATA_REAL_DECL(mmap64);
 STRATA_REAL_DECL(munmap);
 STRATA_REAL_DECL(msync);
+STRATA_REAL_DECL(shm_open);
 STRATA_REAL_DECL(dup);
 STRATA_REAL_DECL(dup2);
 STRATA_REAL_DECL(dup3);
@@ -586,6 +588,29 @@ int fchdir(int fd) {
     errno = saved;
   }
   return r;
+}
+
+// glibc's shm_open opens /dev/shm/NAME with an internal call strata does not
+// see, so the first recorded call on the descriptor (PyTorch's DataLoader
+// workers create, ftruncate and mmap one per batch) had to ask /proc for its
+// path: an fstat and a readlink, ~600 system calls on a 3-epoch job. The path
+// is known here (glibc's directory, the name without its leading slashes). It
+// is not an event itself; a program that unlinks the name still sees its
+// calls named by it, where /proc would add " (deleted)".
+int shm_open(const char* name, int oflag, mode_t mode) {
+  const int fd = REAL(shm_open)(name, oflag, mode);
+  if (fd < 0) return fd;
+  if (ThreadState* t = recording_thread(Layer::POSIX)) {
+    const int saved = errno;
+    t->busy = 1;
+    while (*name == '/') ++name;
+    char path[kPathMax];
+    const int n = std::snprintf(path, sizeof(path), "/dev/shm/%s", name);
+    fd_opened(fd, n > 0 && static_cast<size_t>(n) < sizeof(path) ? intern_path(path) : 0, 0);
+    t->busy = 0;
+    errno = saved;
+  }
+  return fd;
 }
 
 #pragma GCC visibility pop

@@ -182,6 +182,33 @@ TEST(Safety, InheritedDescriptorsAreResolvedOrLeftAlone) {
   EXPECT_EQ(info_trace(c.trace).dropped, 0);
 }
 
+// shm_open opens its object inside glibc. Under the default exclusions its
+// calls are left out (it is under /dev) with nothing dropped; with none, they
+// are recorded under /dev/shm/NAME, the name the program gave, although it
+// unlinked it first (/proc would name it "... (deleted)").
+TEST(Safety, SharedMemoryObjectsAreNamedByShmOpen) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "shm");
+  expect_same(c);
+  EXPECT_EQ(c.traced.run.out, "shm gave shared\n");
+  EXPECT_EQ(c.traced.file, "shared");
+  for (auto& e : cat_trace(c.trace)) EXPECT_FALSE(e.path.starts_with("/dev/")) << e.name << " " << e.path;
+  EXPECT_EQ(info_trace(c.trace).dropped, 0);
+
+  const std::string all = tmp.sub("trace-shm-all");
+  RunResult r = strata_run(all, {kHostile, "shm", tmp.sub("shm-all.out")}, {"--exclude", "none"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> shm_calls;
+  for (auto& e : cat_trace(all))
+    if (e.path.starts_with("/dev/shm/")) {
+      EXPECT_TRUE(e.path.starts_with("/dev/shm/strata-hostile-")) << e.path;
+      EXPECT_EQ(e.path.find("deleted"), std::string::npos) << e.path;
+      shm_calls.push_back(e.name);
+    }
+  std::sort(shm_calls.begin(), shm_calls.end());
+  EXPECT_EQ(shm_calls, (std::vector<std::string>{"close", "ftruncate", "mmap", "munmap", "pwrite"}));
+}
+
 // A path longer than PATH_MAX cannot be recorded: its calls count as drops.
 TEST(Safety, UnrecordablePathsCountAsDrops) {
   TempDir tmp;

@@ -16,6 +16,8 @@
 //   hostile longpath DIR   20 opens of a file whose absolute path exceeds 4096 bytes
 //   hostile inherited OUT  an exec'ed child writes to a file and a socket it inherited
 //                          (descriptors its process never saw opened)
+//   hostile shm OUT        a shared memory object made as PyTorch's DataLoader makes
+//                          one per batch: created, unlinked, sized, written, mapped
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -297,6 +300,28 @@ static int clonekeep(void) {
   return 0;
 }
 
+// glibc opens the object inside shm_open, where strata cannot see the open.
+static int shm(const char* out) {
+  char name[64];
+  snprintf(name, sizeof name, "/strata-hostile-%d", (int)getpid());
+  int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) {
+    perror("shm_open");
+    return 1;
+  }
+  shm_unlink(name);
+  if (ftruncate(fd, 4096) != 0 || pwrite(fd, "shared", 6, 100) != 6) return 1;
+  char* p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return 1;
+  int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (o < 0 || write(o, p + 100, 6) != 6) return 1;
+  printf("shm gave %.6s\n", p + 100);
+  munmap(p, 4096);
+  close(fd);
+  close(o);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -316,5 +341,6 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "clonekeep")) return clonekeep();
   if (!strcmp(mode, "inherited")) return inherited(argv[0], out);
   if (!strcmp(mode, "inherited-child")) return inherited_child();
+  if (!strcmp(mode, "shm")) return shm(out);
   return 2;
 }

@@ -88,8 +88,36 @@ def _strata_autoload():
                 gc.enable()
 
 
+def _strata_leave_sys_path():
+    # The program sees the sys.path it would have without strata: the entries
+    # `strata run` put first on PYTHONPATH (children still get them from the
+    # environment) go, once they have served. They also cost every top-level
+    # import a look into both directories: ~8 M instructions when PyTorch and
+    # NumPy load. An entry stays when the user's own PYTHONPATH names it too
+    # (site keeps one of the two), and the package's directory stays when the
+    # package is not loaded (STRATA_PY=0, a failed install), for a later
+    # `import strata`.
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    ours = [here]
+    if "strata" in sys.modules:
+        ours.append(os.path.abspath(os.environ.get("STRATA_PYTHONPATH") or os.path.dirname(here)))
+    named = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    for d in ours:
+        if named.count(d) > 1:
+            continue
+        for i, p in enumerate(sys.path):
+            if p and os.path.abspath(p) == d:
+                del sys.path[i]
+                break
+
+
 try:
     _strata_chain_next_sitecustomize()  # as it would run without strata
 finally:
-    _strata_autoload()
-    del _strata_chain_next_sitecustomize, _strata_autoload
+    try:
+        _strata_autoload()
+    finally:
+        _strata_leave_sys_path()
+    del _strata_chain_next_sitecustomize, _strata_autoload, _strata_leave_sys_path

@@ -130,3 +130,28 @@ def test_wraps_metadata_kept_when_enabled_api_is_used():
     w = strata._wrap_function(f, b"f", b"app")
     assert w.__name__ == "f" and w.__doc__ == "doc of f" and w.__wrapped__ is f
     assert w.__qualname__ == f.__qualname__ and w.__module__ == f.__module__
+
+
+def test_traced_program_sees_its_own_sys_path(tmp_path):
+    # strata run puts its two directories first on PYTHONPATH; once the layer
+    # is loaded the program's sys.path is the one it has without strata, and
+    # `import strata` still works. A directory the user's PYTHONPATH names too
+    # (PYDIR, by clean_env) stays.
+    code = "import sys, strata; print(repr(sys.path)); print(strata.enabled())"
+    env = conftest.clean_env()
+    plain = subprocess.run([conftest.PYTHON, "-c", code], env=env, stdout=subprocess.PIPE, text=True,
+                           check=True).stdout.splitlines()
+    traced = subprocess.run([conftest.strata_bin(), "run", "-q", "-o", str(tmp_path / "t"), "--",
+                             conftest.PYTHON, "-c", code], env=env, stdout=subprocess.PIPE, text=True,
+                            check=True).stdout.splitlines()
+    assert traced[0] == plain[0]
+    assert conftest.AUTOLOAD not in traced[0]
+    assert (plain[1], traced[1]) == ("False", "True")
+    # Without a PYTHONPATH of the user's, neither of strata's directories stays.
+    env.pop("PYTHONPATH")
+    bare = subprocess.run([conftest.PYTHON, "-c", "import sys; print(repr(sys.path))"], env=env,
+                          stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    traced = subprocess.run([conftest.strata_bin(), "run", "-q", "-o", str(tmp_path / "t2"), "--",
+                             conftest.PYTHON, "-c", code], env=env, stdout=subprocess.PIPE, text=True,
+                            check=True).stdout.splitlines()
+    assert traced == [bare, "True"]

@@ -400,9 +400,11 @@ static PyObject* f_io_call(PyObject* self, PyObject* const* a, Py_ssize_t n) {
   w->array_type = a[3];
   w->not_type = a[4];
   w->param = a[5];
-  /* An exact instance of array_type can be an instance of not_type only if
-   * not_type is not a plain subclass (another metaclass may say anything). */
-  w->exact_is_array = a[3] != Py_None && (a[4] == Py_None || (Py_TYPE(a[4]) == &PyType_Type &&
+  /* An exact instance of array_type is never an instance of not_type when
+   * not_type is a proper subclass with a plain metaclass (another one may
+   * say anything in __instancecheck__), and array_type does not fake its
+   * __class__ (numpy.ndarray does not). */
+  w->exact_is_array = a[3] != Py_None && (a[4] == Py_None || (a[4] != a[3] && Py_TYPE(a[4]) == &PyType_Type &&
                                                               PyType_IsSubtype((PyTypeObject*)a[4], (PyTypeObject*)a[3])));
   w->dict = NULL;
   w->weakrefs = NULL;

@@ -94,23 +94,33 @@ def _strata_leave_sys_path():
     # environment) go, once they have served. They also cost every top-level
     # import a look into both directories: ~8 M instructions when PyTorch and
     # NumPy load. An entry stays when the user's own PYTHONPATH names it too
-    # (site keeps one of the two), and the package's directory stays when the
-    # package is not loaded (STRATA_PY=0, a failed install), for a later
-    # `import strata`.
-    import os
-    import sys
-    here = os.path.dirname(os.path.abspath(__file__))
-    ours = [here]
-    if "strata" in sys.modules:
-        ours.append(os.path.abspath(os.environ.get("STRATA_PYTHONPATH") or os.path.dirname(here)))
-    named = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    for d in ours:
-        if named.count(d) > 1:
-            continue
-        for i, p in enumerate(sys.path):
-            if p and os.path.abspath(p) == d:
-                del sys.path[i]
-                break
+    # (site keeps one of the two) or when it is a site-packages directory,
+    # and the package's directory stays unless `strata run` named it
+    # (STRATA_PYTHONPATH) and the package is loaded (not with STRATA_PY=0 or
+    # a failed install), for a later `import strata`. Nothing here may fail
+    # the program's start.
+    try:
+        import os
+        import site
+        import sys
+        here = os.path.dirname(os.path.abspath(__file__))
+        ours = [here]
+        root = os.environ.get("STRATA_PYTHONPATH")
+        if root and "strata" in sys.modules:
+            ours.append(os.path.abspath(root))
+        named = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        keep = set(site.getsitepackages())
+        keep.add(site.getusersitepackages())
+        keep = {os.path.abspath(d) for d in keep}
+        for d in ours:
+            if named.count(d) > 1 or d in keep:
+                continue
+            for i, p in enumerate(sys.path):
+                if p and os.path.abspath(p) == d:
+                    del sys.path[i]
+                    break
+    except Exception:
+        pass
 
 
 try:

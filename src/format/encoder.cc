@@ -542,6 +542,7 @@ void BlockFramer::reserve(size_t n) {
   std::free(buf_);
   buf_ = static_cast<uint8_t*>(std::malloc(want));
   cap_ = buf_ ? want : 0;
+  if (!buf_) size_ = 0;  // data()/size() of a frame() that failed: nothing
 }
 
 bool BlockFramer::frame(BlockType type, uint32_t count, const std::vector<uint8_t>& payload, bool compress,

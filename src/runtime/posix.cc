@@ -97,7 +97,6 @@ STRATA_REAL_DECL(mmap);
 STRATA_REAL_DECL(mmap64);
 STRATA_REAL_DECL(munmap);
 STRATA_REAL_DECL(msync);
-STRATA_REAL_DECL(shm_open);
 STRATA_REAL_DECL(dup);
 STRATA_REAL_DECL(dup2);
 STRATA_REAL_DECL(dup3);
@@ -597,8 +596,26 @@ int fchdir(int fd) {
 // is known here (glibc's directory, the name without its leading slashes). It
 // is not an event itself; a program that unlinks the name still sees its
 // calls named by it, where /proc would add " (deleted)".
+using ShmOpen = int (*)(const char*, int, mode_t);
+static ShmOpen real_shm_open_fn() {
+  static ShmOpen fn = nullptr;
+  if (fn) return fn;
+  ShmOpen f = reinterpret_cast<ShmOpen>(strata::runtime::resolve_next("shm_open"));
+  // Before glibc 2.34 shm_open is librt's, which a library opened with
+  // RTLD_LOCAL (Python's _posixshmem) brings in out of RTLD_NEXT's reach.
+  if (!f)
+    if (void* rt = dlopen("librt.so.1", RTLD_LAZY | RTLD_NOLOAD)) f = reinterpret_cast<ShmOpen>(dlsym(rt, "shm_open"));
+  fn = f;
+  return f;
+}
+
 int shm_open(const char* name, int oflag, mode_t mode) {
-  const int fd = REAL(shm_open)(name, oflag, mode);
+  const ShmOpen real = real_shm_open_fn();
+  if (!real) {
+    errno = ENOSYS;
+    return -1;
+  }
+  const int fd = real(name, oflag, mode);
   if (fd < 0) return fd;
   if (ThreadState* t = recording_thread(Layer::POSIX)) {
     const int saved = errno;
@@ -606,7 +623,8 @@ int shm_open(const char* name, int oflag, mode_t mode) {
     while (*name == '/') ++name;
     char path[kPathMax];
     const int n = std::snprintf(path, sizeof(path), "/dev/shm/%s", name);
-    fd_opened(fd, n > 0 && static_cast<size_t>(n) < sizeof(path) ? intern_path(path) : 0, 0);
+    const uint32_t sid = n > 0 && static_cast<size_t>(n) < sizeof(path) ? intern_path(path) : 0;
+    fd_opened(fd, sid, (oflag & O_APPEND) ? kPosFromKernel : 0);
     t->busy = 0;
     errno = saved;
   }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -137,6 +138,38 @@ TEST(FileTable, SortsManyShuffledFilesInPlace) {
   EXPECT_EQ(pids(t.at(name(5))), (std::vector<int64_t>{6, 100000, 100001, 100002}));
   EXPECT_EQ(t.at(name(5)).stats, 5u + 3u);
   EXPECT_EQ(t.at(name(5)).reads, 3u);
+}
+
+// Paths of every byte value (0, 0x80, 0xff among them), of every length
+// from 0 to past the sort items' 16 bytes, sharing prefixes, many twice:
+// the table's order is std::string's, byte for byte, and the records of one
+// path combine in the order they were given.
+TEST(FileTable, SortsArbitraryBytesAsStringsDo) {
+  std::mt19937_64 rng(20261127);
+  const std::string alphabet = std::string("\0\x01/a.b\x7f\x80\xfe\xff", 10);
+  std::vector<std::string> names;
+  for (int i = 0; i < 30000; ++i) {
+    std::string s = i % 3 == 0 ? "/shared/prefix/of/forty/bytes/or/so/" : "";
+    const size_t len = rng() % 40;
+    for (size_t k = 0; k < len; ++k) s += alphabet[rng() % alphabet.size()];
+    names.push_back(s.empty() ? "x" : s);  // an empty path is no file
+    if (i % 5 == 0) names.push_back(names[rng() % names.size()]);
+  }
+  PathPool pool;
+  std::deque<FileAgg> files;
+  for (size_t i = 0; i < names.size(); ++i) files.push_back(file_of(pool, names[i], static_cast<int64_t>(i + 1), 1, 0));
+  FileTable t(std::move(pool), std::move(files));
+
+  std::vector<std::string> want = names;
+  std::sort(want.begin(), want.end());
+  want.erase(std::unique(want.begin(), want.end()), want.end());
+  ASSERT_EQ(paths(t), want);
+  for (const FileAgg& f : t) {
+    const std::vector<int64_t> got = pids(f);
+    ASSERT_TRUE(std::is_sorted(got.begin(), got.end())) << f.path;
+    for (int64_t pid : got) ASSERT_EQ(names[static_cast<size_t>(pid - 1)], f.path);
+    ASSERT_EQ(f.stats, got.size());
+  }
 }
 
 TEST(FileTable, MergeOfInterleavedUnitsKeepsPathOrderAndUnitOrder) {

@@ -293,8 +293,9 @@ class CriticalPathState final : public PassState {
     CpProc& p = proc(pid);
     // Threads interleave contexts (step tags) of one epoch: a new context
     // with the same epoch value keeps the span without a map lookup.
-    if (!last_tagged_ || (ctx != last_ctx_ && epoch != last_epoch_)) {
+    if (!last_tagged_ || pid != last_tagged_pid_ || (ctx != last_ctx_ && epoch != last_epoch_)) {
       last_tagged_ = &p.tagged.try_emplace(std::string(epoch), Span{INT64_MAX, INT64_MIN}).first->second;
+      last_tagged_pid_ = pid;
       last_epoch_ = epoch;
     }
     last_ctx_ = ctx;
@@ -310,6 +311,7 @@ class CriticalPathState final : public PassState {
   int64_t last_pid_ = INT64_MIN;
   uint32_t skip_func_ = UINT32_MAX, skip_ctx_ = UINT32_MAX;  // the last event this pass ignored
   Span* last_tagged_ = nullptr;  // its span of the last context's epoch
+  int64_t last_tagged_pid_ = 0;  // whose span (a unit may hold several processes)
   uint32_t last_ctx_ = 0;
   std::string last_epoch_;  // the epoch value of last_tagged_
 };

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace strata::efg {
 
 size_t Builder::NodeKeyHash::operator()(const NodeKey& k) const {
@@ -62,10 +65,15 @@ void Builder::process(const analysis::ProcessMeta& meta) {
 // cache entries (0: no file, or FileClass::kAny).
 // (file_class_of(): a path seen before, in class_of_path_; kPath and kAny
 // never fill it.)
+size_t Builder::DirHash::operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
+
 uint32_t Builder::file_class_of_slow(uint32_t path) {
   if (path == 0 || opts_.file_class == FileClass::kAny) return 0;
   if (opts_.file_class == FileClass::kPath || !tables_ || !tables_->str) return path;
-  if (path >= class_of_path_.size()) class_of_path_.resize(path + 1, 0);
+  // Grown by half at a time: a trace naming a new path per event (ids in
+  // turn) would otherwise resize it once per event.
+  if (path >= class_of_path_.size())
+    class_of_path_.resize(std::max<size_t>(path + 1, class_of_path_.size() + class_of_path_.size() / 2), 0);
   uint32_t& cls = class_of_path_[path];
   if (cls == 0) {
     // directory_of(), without a string per path.

@@ -122,7 +122,7 @@ class Builder : public analysis::UnitConsumer {
   // Looked up by string_view (a new path of a known directory allocates nothing).
   struct DirHash {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const;  // XXH3: a few times cheaper than std::hash on paths
   };
   std::unordered_map<std::string, uint32_t, DirHash, std::equal_to<>> class_ids_;
   std::vector<std::string> class_names_;

@@ -1,6 +1,7 @@
 #include "analysis/aggregate.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <deque>
 #include <unordered_set>
@@ -140,6 +141,18 @@ struct UnitAgg::Proc {
   bool meta_known = false;
   std::unordered_set<int64_t> tids;
   int64_t last_tid = INT64_MIN;
+  // The last few threads seen: threads of a process take turns event by
+  // event (completion order), and each switch would otherwise be a hash insert.
+  std::array<int64_t, 8> recent_tids;
+  size_t next_recent_tid = 0;
+  Proc() { recent_tids.fill(INT64_MIN); }
+  void saw_thread(int64_t tid) {
+    last_tid = tid;
+    for (int64_t t : recent_tids)
+      if (t == tid) return;
+    tids.insert(tid);
+    recent_tids[next_recent_tid++ % recent_tids.size()] = tid;
+  }
   uint64_t events = 0;
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
   IntervalSet io, compute, both, app;
@@ -158,16 +171,24 @@ struct UnitAgg::Proc {
   std::deque<FileAgg> files;       // become the job's (merge_files): counted as ProcFiles
   std::vector<uint32_t> file_paths;
   uint64_t rng = 0x9E3779B97F4A7C15ull;
-  uint32_t last_path = 0;           // the last file() asked for (0: none yet)
-  ProcFile* last_file = nullptr;    // deque elements never move on emplace_back
+  // The files last asked for, by path id (direct-mapped): the threads of a
+  // process take turns event by event, each on its own file. Deque elements
+  // never move on emplace_back.
+  struct RecentFile {
+    uint32_t path = 0;  // 0: empty
+    ProcFile* file = nullptr;
+  };
+  std::array<RecentFile, 16> recent_files;
   ProcFile& file(uint32_t path) {
-    if (path == last_path && last_file) return *last_file;
-    last_path = path;
-    last_file = &file_slow(path);
-    return *last_file;
+    RecentFile& r = recent_files[path % recent_files.size()];
+    if (r.path == path && r.file) return *r.file;
+    r.path = path;
+    r.file = &file_slow(path);
+    return *r.file;
   }
   [[gnu::noinline]] ProcFile& file_slow(uint32_t path) {
-    if (path >= file_idx.size()) file_idx.resize(path + 1, 0);
+    // Grown by half at a time, not once per new path id.
+    if (path >= file_idx.size()) file_idx.resize(std::max<size_t>(path + 1, file_idx.size() + file_idx.size() / 2), 0);
     uint32_t& s = file_idx[path];
     if (!s) {
       files.emplace_back();
@@ -182,7 +203,37 @@ struct UnitAgg::Proc {
     rng ^= rng << 17;
     return rng;
   }
+  // Uniform in [0, n), n > 0: the high half of a 128-bit product, not a
+  // 64-bit division per access.
+  uint64_t next_below(uint64_t n) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(next_rand()) * n) >> 64);
+  }
 };
+
+// The access samples of a (process, file) are stratified: its accesses are
+// cut into windows of w in turn, and one access at random of each window is
+// kept. When the samples fill their room, neighbouring windows pair up (one
+// of each pair's two samples kept at random) and w doubles. So the samples
+// cover the whole run evenly, in access order, and never alias with a
+// periodic pattern; an access costs two compares, and the samples are
+// appended, where a reservoir writes a random slot (a cache miss across
+// thousands of files) on a fraction of accesses that falls only slowly.
+void UnitAgg::next_sample_window(Proc& p, FileAccess& acc) {
+  const size_t room = cfg_.samples_per_file & ~size_t{1};  // even: windows pair up
+  if (room == 0) {  // the first access was kept before its window ended
+    acc.samples = {};
+    acc.sample_pick = acc.window_end = UINT64_MAX;
+    return;
+  }
+  if (acc.samples.size() >= room) {
+    const size_t half = acc.samples.size() / 2;
+    for (size_t i = 0; i < half; ++i) acc.samples[i] = acc.samples[2 * i + (p.next_rand() >> 63)];
+    acc.samples.resize(half);
+    acc.window *= 2;
+  }
+  acc.sample_pick = acc.seen + 1 + (acc.window > 1 ? p.next_below(acc.window) : 0);
+  acc.window_end = acc.seen + acc.window;
+}
 
 UnitAgg::UnitAgg(const AggConfig& cfg) : cfg_(cfg) {}
 UnitAgg::~UnitAgg() = default;
@@ -348,10 +399,7 @@ STRATA_HOT_INLINE void UnitAgg::count_process(Proc& p, const IoEvent& e, const F
   const int64_t end = x.end, bytes = x.bytes;
   const bool io = x.io;
   ++p.events;
-  if (e.tid != p.last_tid) {
-    p.tids.insert(e.tid);
-    p.last_tid = e.tid;
-  }
+  if (e.tid != p.last_tid) p.saw_thread(e.tid);
   p.first_ts = std::min(p.first_ts, e.ts);
   p.last_ts = std::max(p.last_ts, end);
   if (io) {
@@ -542,15 +590,9 @@ STRATA_HOT_INLINE void UnitAgg::count_file(Proc& p, const IoEvent& e, const Fact
         acc.offsets_known = true;
         pf.extent = std::max(pf.extent, off + bytes);
         if (f.is_read) acc.coverage.insert(off, off + bytes);
-        // reservoir sample of accesses
         ++acc.seen;
-        Point pt{e.ts, off, bytes, e.pid, f.is_write};
-        if (acc.samples.size() < cfg_.samples_per_file) {
-          acc.samples.push_back(pt);
-        } else {
-          uint64_t j = p.next_rand() % acc.seen;
-          if (j < acc.samples.size()) acc.samples[j] = pt;
-        }
+        if (acc.seen == acc.sample_pick) acc.samples.push_back(Point{e.ts, off, bytes, e.pid, f.is_write});
+        if (acc.seen == acc.window_end) next_sample_window(p, acc);
       }
       int32_t& last_group = f.is_read ? acc.last_read_group : acc.last_write_group;
       if (eg >= 0 && eg != last_group) {

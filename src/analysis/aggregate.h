@@ -23,7 +23,9 @@ namespace strata::analysis {
 struct AggConfig {
   std::string by_key;            // --by: tag key to break figures down by
   std::string epoch_key = "epoch";
-  size_t samples_per_file = 256; // spatial/temporal points kept per (process, file)
+  // Spatial/temporal points kept per (process, file): between half of it and
+  // all of it once there are that many accesses (even; 0 keeps none).
+  size_t samples_per_file = 256;
 };
 
 // Exact distribution of integer values (sizes) up to 65,536 distinct values;
@@ -184,6 +186,7 @@ class UnitAgg : public UnitConsumer {
   void tag_update(TagAgg& t, const IoEvent& e, const Facts& x, bool training_loader);
   int64_t count_darshan(Proc& p, const IoEvent& e, const Facts& x);
   void count_file(Proc& p, const IoEvent& e, const Facts& x, int64_t off);
+  void next_sample_window(Proc& p, FileAccess& acc);
   void merge_files(Job& job, const std::vector<int64_t>& pids);
   std::span<const CtxTag> tags(uint32_t ctx) const;
   // Slots a per-context cache grows to for `ctx`: the whole table, so that

@@ -119,6 +119,13 @@ static bool ends_with_lit(std::string_view s, const char (&lit)[N]) {
   return s.size() >= N - 1 && std::memcmp(s.data() + s.size() - (N - 1), lit, N - 1) == 0;
 }
 
+// The file name `p` (lower-cased) ends with one of `exts`.
+static bool ends_with_any(std::string_view p, std::initializer_list<std::string_view> exts) {
+  for (std::string_view e : exts)
+    if (p.size() >= e.size() && p.substr(p.size() - e.size()) == e) return true;
+  return false;
+}
+
 // p ends with one of `exts` (each ".x"; a two-part one like ".csv.log" only
 // where the list also holds its last part): p's extension, from its last '.'
 // after the last '/', is one of them.
@@ -741,7 +748,7 @@ namespace {
 // to analyze: JSON, not DFTracer's .pfw. Returns what to tell the user, or "".
 std::string chrome_json_note(const std::string& input) {
   std::error_code ec;
-  if (!fs::is_regular_file(input, ec) || has_ext(lower(input), {".pfw", ".pfw.gz"})) return "";
+  if (!fs::is_regular_file(input, ec) || ends_with_any(lower(input), {".pfw", ".pfw.gz"})) return "";
   std::ifstream f(input, std::ios::binary);
   char head[4096];
   f.read(head, sizeof head);
@@ -750,7 +757,7 @@ std::string chrome_json_note(const std::string& input) {
   if (k == std::string_view::npos || (h[k] != '{' && h[k] != '[')) return "";
   // The object form names its array; the bare array form is told by its name and events.
   const bool chrome = h.find("\"traceEvents\"") != std::string_view::npos ||
-                      (h[k] == '[' && has_ext(lower(input), {".json"}) && h.find("\"ph\"") != std::string_view::npos);
+                      (h[k] == '[' && ends_with_any(lower(input), {".json"}) && h.find("\"ph\"") != std::string_view::npos);
   if (!chrome) return "";
   return input +
          ": a Chrome trace-event JSON file (as `strata convert --to chrome` writes, for Perfetto or "

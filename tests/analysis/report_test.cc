@@ -214,6 +214,18 @@ TEST_F(DlJob, ChromeJsonIsNamedForWhatItIs) {
       << r.err;
 }
 
+// The bare-array form (a .json file holding only the events) is named the same way.
+TEST_F(DlJob, BareArrayChromeJsonIsNamedToo) {
+  const std::string chrome = t_->sub("events.json");
+  {
+    std::ofstream f(chrome);
+    f << "[{\"name\": \"read\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2, \"pid\": 1, \"tid\": 1}]\n";
+  }
+  RunResult r = run({kStrata, "analyze", chrome}, 30);
+  EXPECT_EQ(r.code, 1) << describe(r);
+  EXPECT_NE(r.err.find(chrome + ": a Chrome trace-event JSON file"), std::string::npos) << r.err;
+}
+
 TEST_F(DlJob, ByAMissingKeyListsTheKeys) {
   RunResult r = analyze({"--by", "nosuchkey"});
   EXPECT_EQ(r.code, 2) << describe(r);

@@ -107,28 +107,6 @@ template <class Ar> void fields(Ar& ar, CpProc& x) {
      x.coarse);
 }
 
-[[gnu::noinline]] void add_span_slow(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse) {
-  v.push_back({ts, end});
-  if (v.size() <= kMaxSpans) return;
-  union_spans(v);
-  if (v.size() <= kMaxSpans * 3 / 4) return;
-  // Bridge each pair of neighbours: half as many spans, gaps counted as busy.
-  size_t k = 0;
-  for (size_t i = 0; i < v.size(); i += 2) v[k++] = {v[i].ts, i + 1 < v.size() ? v[i + 1].end : v[i].end};
-  v.resize(k);
-  coarse = true;
-}
-
-// Inline: most spans start inside the last one (a worker's reads in a row).
-inline void add_span(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse) {
-  if (end <= ts) return;
-  if (!v.empty() && ts >= v.back().ts && ts <= v.back().end) {
-    v.back().end = std::max(v.back().end, end);
-    return;
-  }
-  add_span_slow(v, ts, end, coarse);
-}
-
 struct CtxInfo {
   bool known = false;
   bool in_step = false;
@@ -698,6 +676,33 @@ const std::vector<LoopPath>& critical_paths(const Analysis& a) {
   static const std::vector<LoopPath> kNone;
   const CriticalPathPass* p = a.pass<CriticalPathPass>("critical_path");
   return p ? p->loops() : kNone;
+}
+
+void add_span_slow(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse) {
+  // Events come in completion order: a span that started before the last
+  // one and reaches it (the other threads' reads overlap) merges into it,
+  // and into those before it that it reaches. A union (union_spans) is all
+  // the spans are used for: so a process reading on several threads at
+  // once keeps one span for the whole stretch, not one per read.
+  if (!v.empty() && ts < v.back().ts && end >= v.back().ts) {
+    Span merged{ts, std::max(end, v.back().end)};
+    v.pop_back();
+    while (!v.empty() && v.back().end >= merged.ts && v.back().ts <= merged.end) {
+      merged = {std::min(merged.ts, v.back().ts), std::max(merged.end, v.back().end)};
+      v.pop_back();
+    }
+    v.push_back(merged);
+    return;
+  }
+  v.push_back({ts, end});
+  if (v.size() <= kMaxSpans) return;
+  union_spans(v);
+  if (v.size() <= kMaxSpans * 3 / 4) return;
+  // Bridge each pair of neighbours: half as many spans, gaps counted as busy.
+  size_t k = 0;
+  for (size_t i = 0; i < v.size(); i += 2) v[k++] = {v[i].ts, i + 1 < v.size() ? v[i + 1].end : v[i].end};
+  v.resize(k);
+  coarse = true;
 }
 
 }  // namespace strata::analysis

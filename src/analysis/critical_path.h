@@ -33,6 +33,23 @@ void overlap_into(const std::vector<Span>& segs, const std::vector<Span>& list, 
 // Sorts spans and merges those that overlap or touch.
 void union_spans(std::vector<Span>& v);
 
+// Adds [ts, end) to a list only ever read through union_spans, kept small:
+// a span reaching into the last one merges with it (events come in
+// completion order, so a process's overlapping reads on several threads
+// become one span). Past a bound (2^18 spans) the list is united, then
+// coarsened if it must be (neighbours bridged; `coarse` set: the figures
+// become approximate).
+void add_span_slow(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse);
+// Inline: most spans start inside the last one (a worker's reads in a row).
+inline void add_span(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse) {
+  if (end <= ts) return;
+  if (!v.empty() && ts >= v.back().ts && ts <= v.back().end) {
+    if (end > v.back().end) v.back().end = end;
+    return;
+  }
+  add_span_slow(v, ts, end, coarse);
+}
+
 // What the loop and its workers did in one stretch of the loop (an epoch, or
 // one step: a dataloader.next wait and the compute after it).
 struct PathFigures {

@@ -3,6 +3,9 @@
 // The real-job tests are tests/python/test_epochs.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include <sstream>
 
 #include "analysis/analyze.h"
@@ -37,6 +40,38 @@ TEST(CriticalPathSpans, UnionMergesOverlapsAndTouches) {
   EXPECT_EQ(v[0].end, 8);
   EXPECT_EQ(v[1].ts, 20);
   EXPECT_EQ(v[1].end, 40);
+}
+
+// Spans added in completion order (add_span) unite to the union of them
+// all: here four threads each reading (1..1000 ns) and pausing (0..400 ns)
+// in turn, their reads seen in order of their ends. A long read of one
+// thread ends after shorter ones of the others that started later: it
+// merges with them instead of adding one more span out of order.
+TEST(CriticalPathSpans, AddedSpansKeepTheirUnionAndStaySmall) {
+  std::mt19937_64 rng(11);
+  std::vector<Span> all;
+  int64_t clock[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 100000; ++i) {
+    const size_t t = rng() % 4;
+    const int64_t ts = clock[t] + static_cast<int64_t>(rng() % 400);
+    const int64_t end = ts + 1 + static_cast<int64_t>(rng() % 1000);
+    clock[t] = end;
+    all.push_back({ts, end});
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Span& a, const Span& b) { return a.end < b.end; });
+  std::vector<Span> kept;
+  bool coarse = false;
+  for (const Span& s : all) add_span(kept, s.ts, s.end, coarse);
+  EXPECT_FALSE(coarse);
+  std::vector<Span> want = all;
+  union_spans(want);
+  EXPECT_LE(kept.size(), want.size() + want.size() / 10) << "of " << all.size() << " spans";
+  union_spans(kept);
+  ASSERT_EQ(kept.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(kept[i].ts, want[i].ts);
+    EXPECT_EQ(kept[i].end, want[i].end);
+  }
 }
 
 // Three epochs whose loops are known (dataloader.epoch events), events

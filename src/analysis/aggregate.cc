@@ -187,8 +187,8 @@ struct UnitAgg::Proc {
     return *r.file;
   }
   [[gnu::noinline]] ProcFile& file_slow(uint32_t path) {
-    // Grown by half at a time, not once per new path id.
-    if (path >= file_idx.size()) file_idx.resize(std::max<size_t>(path + 1, file_idx.size() + file_idx.size() / 2), 0);
+    // Doubled, not grown once per new path id.
+    if (path >= file_idx.size()) file_idx.resize(std::max<size_t>(path + 1, 2 * file_idx.size()), 0);
     uint32_t& s = file_idx[path];
     if (!s) {
       files.emplace_back();

@@ -70,10 +70,9 @@ size_t Builder::DirHash::operator()(std::string_view s) const { return XXH3_64bi
 uint32_t Builder::file_class_of_slow(uint32_t path) {
   if (path == 0 || opts_.file_class == FileClass::kAny) return 0;
   if (opts_.file_class == FileClass::kPath || !tables_ || !tables_->str) return path;
-  // Grown by half at a time: a trace naming a new path per event (ids in
-  // turn) would otherwise resize it once per event.
-  if (path >= class_of_path_.size())
-    class_of_path_.resize(std::max<size_t>(path + 1, class_of_path_.size() + class_of_path_.size() / 2), 0);
+  // Doubled: a trace naming a new path per event (ids in turn) would
+  // otherwise resize it once per event.
+  if (path >= class_of_path_.size()) class_of_path_.resize(std::max<size_t>(path + 1, 2 * class_of_path_.size()), 0);
   uint32_t& cls = class_of_path_[path];
   if (cls == 0) {
     // directory_of(), without a string per path.

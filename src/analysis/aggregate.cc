@@ -219,7 +219,8 @@ struct UnitAgg::Proc {
 // appended, where a reservoir writes a random slot (a cache miss across
 // thousands of files) on a fraction of accesses that falls only slowly.
 void UnitAgg::next_sample_window(Proc& p, FileAccess& acc) {
-  const size_t room = cfg_.samples_per_file & ~size_t{1};  // even: windows pair up
+  // Even, so that windows pair up (1 counts as 2).
+  const size_t room = cfg_.samples_per_file == 0 ? 0 : std::max<size_t>(2, cfg_.samples_per_file & ~size_t{1});
   if (room == 0) {  // the first access was kept before its window ended
     acc.samples = {};
     acc.sample_pick = acc.window_end = UINT64_MAX;

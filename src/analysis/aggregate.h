@@ -24,7 +24,8 @@ struct AggConfig {
   std::string by_key;            // --by: tag key to break figures down by
   std::string epoch_key = "epoch";
   // Spatial/temporal points kept per (process, file): between half of it and
-  // all of it once there are that many accesses (even; 0 keeps none).
+  // all of it once there are that many accesses (rounded down to even, 1 to
+  // 2; 0 keeps none).
   size_t samples_per_file = 256;
 };
 

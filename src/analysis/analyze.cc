@@ -754,11 +754,10 @@ std::string chrome_json_note(const std::string& input) {
   f.read(head, sizeof head);
   std::string_view h(head, static_cast<size_t>(f.gcount()));
   size_t k = h.find_first_not_of(" \t\r\n");
-  if (k == std::string_view::npos || (h[k] != '{' && h[k] != '[')) return "";
-  // The object form names its array; the bare array form is told by its name and events.
-  const bool chrome = h.find("\"traceEvents\"") != std::string_view::npos ||
-                      (h[k] == '[' && ends_with_any(lower(input), {".json"}) && h.find("\"ph\"") != std::string_view::npos);
-  if (!chrome) return "";
+  // The object form, which names its array. The bare array form is told
+  // from DFTracer's (also '[' and "ph", one event per line, and maybe named
+  // .json) by the input detector (src/importer/detect.cc).
+  if (k == std::string_view::npos || h[k] != '{' || h.find("\"traceEvents\"") == std::string_view::npos) return "";
   return input +
          ": a Chrome trace-event JSON file (as `strata convert --to chrome` writes, for Perfetto or "
          "chrome://tracing), not a trace strata analyzes; give strata analyze the strata trace directory or "

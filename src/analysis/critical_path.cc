@@ -678,7 +678,7 @@ const std::vector<LoopPath>& critical_paths(const Analysis& a) {
   return p ? p->loops() : kNone;
 }
 
-void add_span_slow(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse) {
+[[gnu::noinline]] void add_span_slow(std::vector<Span>& v, int64_t ts, int64_t end, bool& coarse) {
   // Events come in completion order: a span that started before the last
   // one and reaches it (the other threads' reads overlap) merges into it,
   // and into those before it that it reaches. A union (union_spans) is all

@@ -59,14 +59,14 @@ void Builder::process(const analysis::ProcessMeta& meta) {
   processes_[meta.pid];
 }
 
+size_t Builder::DirHash::operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
+
 // The file part of a node's key: the path id itself (FileClass::kPath), or
 // 1 + the index of the path's directory among this unit's directories, so
 // that a job touching millions of paths in a few directories keeps a few
 // cache entries (0: no file, or FileClass::kAny).
 // (file_class_of(): a path seen before, in class_of_path_; kPath and kAny
 // never fill it.)
-size_t Builder::DirHash::operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
-
 uint32_t Builder::file_class_of_slow(uint32_t path) {
   if (path == 0 || opts_.file_class == FileClass::kAny) return 0;
   if (opts_.file_class == FileClass::kPath || !tables_ || !tables_->str) return path;

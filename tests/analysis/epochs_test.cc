@@ -63,11 +63,11 @@ TEST(CriticalPathSpans, AddedSpansKeepTheirUnionAndStaySmall) {
   bool coarse = false;
   for (const Span& s : all) add_span(kept, s.ts, s.end, coarse);
   EXPECT_FALSE(coarse);
+  // In end order, what is kept is the union itself: sorted, disjoint, not
+  // touching (38,259 spans for 2,651 without the merge).
   std::vector<Span> want = all;
   union_spans(want);
-  EXPECT_LE(kept.size(), want.size() + want.size() / 10) << "of " << all.size() << " spans";
-  union_spans(kept);
-  ASSERT_EQ(kept.size(), want.size());
+  ASSERT_EQ(kept.size(), want.size()) << "of " << all.size() << " spans";
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(kept[i].ts, want[i].ts);
     EXPECT_EQ(kept[i].end, want[i].end);

@@ -214,8 +214,11 @@ TEST_F(DlJob, ChromeJsonIsNamedForWhatItIs) {
       << r.err;
 }
 
-// The bare-array form (a .json file holding only the events) is named the same way.
-TEST_F(DlJob, BareArrayChromeJsonIsNamedToo) {
+// A .json file holding a bare array of events is a Chrome trace when its
+// events share a line, and DFTracer's when each has its own (DFTracer 1.x
+// writes "[" alone on the first line): the first is refused by name, the
+// second analyzed.
+TEST_F(DlJob, BareArrayJsonIsChromeOrDftracerByItsLayout) {
   const std::string chrome = t_->sub("events.json");
   {
     std::ofstream f(chrome);
@@ -223,7 +226,18 @@ TEST_F(DlJob, BareArrayChromeJsonIsNamedToo) {
   }
   RunResult r = run({kStrata, "analyze", chrome}, 30);
   EXPECT_EQ(r.code, 1) << describe(r);
-  EXPECT_NE(r.err.find(chrome + ": a Chrome trace-event JSON file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(chrome + ": this is a Chrome trace"), std::string::npos) << r.err;
+
+  const std::string dftracer = t_->sub("dftracer.json");
+  {
+    std::ofstream f(dftracer);
+    f << "[\n"
+         "{\"id\":1,\"name\":\"read\",\"cat\":\"POSIX\",\"pid\":7,\"tid\":7,\"ts\":10,\"dur\":5,\"ph\":\"X\","
+         "\"args\":{\"fname\":\"/data/a.bin\",\"size\":100,\"ret\":100}}\n";
+  }
+  r = run({kStrata, "analyze", dftracer}, 30);
+  EXPECT_EQ(r.code, 0) << describe(r);
+  EXPECT_NE(r.out.find("(dftracer, 1 file(s), 1 events)"), std::string::npos) << r.out;
 }
 
 TEST_F(DlJob, ByAMissingKeyListsTheKeys) {

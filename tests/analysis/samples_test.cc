@@ -114,6 +114,13 @@ TEST(AccessSamples, AShortRunKeepsItsAccessesUntilTheRoomFills) {
   EXPECT_GE(s.back().offset, 296);
 }
 
+TEST(AccessSamples, OneSlotCountsAsTwo) {
+  const Job job = read_in_order(1000, 1);
+  const auto& s = samples_of(job);
+  EXPECT_GE(s.size(), 1u);
+  EXPECT_LE(s.size(), 2u);
+}
+
 TEST(AccessSamples, NoSlotsKeepNone) {
   const Job job = read_in_order(10'000, 0);
   const FileAgg& f = job.files.at("/data/file.bin");

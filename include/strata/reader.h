@@ -131,6 +131,10 @@ class Dictionary {
   Dictionary& operator=(const Dictionary&) = delete;
 
   std::string_view str(uint32_t sid) const { return sid < strings_.size() ? strings_[sid] : std::string_view(); }  // "" for 0 or unknown
+  // Holding this keeps every view str() returned (or will return) valid,
+  // after the dictionary itself is gone: what a reader of millions of paths
+  // keeps of them need not be copied.
+  std::shared_ptr<const void> string_storage() const { return chars_; }
   const NameInfo& name(uint32_t nid) const;
   std::span<const Tag> context(uint32_t cid) const {  // empty for 0
     return cid < contexts_.size() ? contexts_[cid] : std::span<const Tag>();
@@ -184,7 +188,7 @@ class Dictionary {
   std::vector<std::span<const Tag>> contexts_;
   IdGaps string_gaps_, name_gaps_, context_gaps_;
   std::vector<std::pair<uint32_t, uint32_t>> threads_;
-  Pool<char> chars_;
+  std::shared_ptr<Pool<char>> chars_ = std::make_shared<Pool<char>>();  // shared: string_storage()
   Pool<Tag> tags_;
 };
 

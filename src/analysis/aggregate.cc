@@ -628,13 +628,18 @@ void UnitAgg::end() {
   // id: a unit can hold millions of paths); a Darshan record's path is its
   // file's, or, for a record without one (profile mode), in record_names_.
   func_infos_ = tables_->funcs;
+  // The source's strings outlive the unit when it can share them (a strata
+  // file's dictionary): its views then stand for the paths, no copy.
+  const bool shared = tables_->str_storage != nullptr;
+  if (shared) paths_.keep(tables_->str_storage);
+  auto keep_path = [&](uint32_t id) { return shared ? tables_->str(id) : paths_.add(tables_->str(id)); };
   for (auto& entry : procs_) {
     auto& p = entry.second;  // a name a lambda can capture (clang 14: not a structured binding)
     p->engine.finalize();
-    for (size_t i = 0; i < p->files.size(); ++i) p->files[i].path = paths_.add(tables_->str(p->file_paths[i]));
+    for (size_t i = 0; i < p->files.size(); ++i) p->files[i].path = keep_path(p->file_paths[i]);
     auto name = [&](uint32_t id) {
       if (id < p->file_idx.size() && p->file_idx[id]) return;
-      if (!record_names_.count(id)) record_names_.emplace(id, paths_.add(tables_->str(id)));
+      if (!record_names_.count(id)) record_names_.emplace(id, keep_path(id));
     };
     for (auto& r : p->engine.posix()) name(r.file);
     for (auto& r : p->engine.stdio()) name(r.file);

@@ -105,7 +105,16 @@ std::string_view PathPool::add(std::string_view s) {
   return {at, s.size()};
 }
 
+void PathPool::keep(std::shared_ptr<const void> storage) {
+  if (!storage) return;
+  for (const auto& k : kept_)
+    if (k == storage) return;
+  kept_.push_back(std::move(storage));
+}
+
 void PathPool::absorb(PathPool& other) {
+  for (auto& k : other.kept_) keep(std::move(k));
+  other.kept_.clear();
   if (other.chunks_.empty()) return;
   // Our last chunk stays last: it is the one we still fill.
   auto last = chunks_.empty() ? nullptr : std::move(chunks_.back());

@@ -191,11 +191,15 @@ class PathPool {
   PathPool(PathPool&&) noexcept = default;
   PathPool& operator=(PathPool&&) noexcept = default;
   std::string_view add(std::string_view s);
-  // Takes `other`'s chunks; views into them stay valid.
+  // Keeps `storage` alive with the pool: views into it can stand for paths
+  // instead of copies (a reader's strings, Tables::str_storage).
+  void keep(std::shared_ptr<const void> storage);
+  // Takes `other`'s chunks and kept storage; views into them stay valid.
   void absorb(PathPool& other);
 
  private:
   static constexpr size_t kChunk = size_t{1} << 20;
+  std::vector<std::shared_ptr<const void>> kept_;
   std::vector<std::unique_ptr<char[]>> chunks_;
   size_t used_ = kChunk;  // bytes used of chunks_.back()
 };

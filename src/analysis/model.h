@@ -115,6 +115,9 @@ struct Tables {
   std::vector<FuncInfo> funcs;
   CtxTable ctxs;  // index 0: no tags
   std::function<std::string_view(uint32_t)> str;
+  // When set, holding it keeps the views str() returns valid past the unit
+  // (what a unit keeps of its paths is then not copied); else copy them.
+  std::shared_ptr<const void> str_storage;
 };
 
 // The size a per-context cache grows to on meeting context `ctx`: the whole

@@ -112,6 +112,7 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
     const reader::Dictionary& dict = r.dict();
     Tables tables;
     tables.str = [&dict](uint32_t id) -> std::string_view { return dict.str(id); };
+    tables.str_storage = dict.string_storage();
     // Per name id, what the merge needs of it in one byte (name_flags).
     std::vector<uint8_t> name_flags;
     // Ids the dictionary had skipped at the last sync (only in files that

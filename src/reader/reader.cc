@@ -71,7 +71,7 @@ std::string_view Dictionary::thread_name(uint32_t tid) const {
   return {};
 }
 void Dictionary::set_string(uint32_t id, std::string_view s) {
-  char* p = chars_.take(s.size());
+  char* p = chars_->take(s.size());
   if (!s.empty()) std::memcpy(p, s.data(), s.size());
   put_at(strings_, string_gaps_, id, std::string_view(p, s.size()));
 }

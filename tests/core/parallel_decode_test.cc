@@ -219,6 +219,35 @@ TEST_F(ParallelDecode, SameBatchesAndDictionaryOnAMultiBlockFile) {
   EXPECT_EQ(r.files_created, kFilesCreated);
 }
 
+// Dictionary::string_storage keeps the strings' views valid after the
+// reader is gone (the analysis keeps a unit's paths that way, uncopied):
+// every string of a multi-block file reads the same after the reader's
+// destructor ran (an ASan build reports any read of freed memory).
+TEST_F(ParallelDecode, StringStorageOutlivesTheReader) {
+  std::vector<std::string> copies;
+  std::vector<std::string_view> views;
+  std::shared_ptr<const void> storage;
+  {
+    FileReader fr(traced_->file);
+    EventBatch b;
+    while (fr.next(b)) {
+    }
+    const auto& d = fr.dict();
+    for (uint32_t id = 1; id < d.num_strings(); ++id) {
+      copies.emplace_back(d.str(id));
+      views.push_back(d.str(id));
+    }
+    storage = d.string_storage();
+  }
+  ASSERT_GT(views.size(), 10u);
+  size_t data_paths = 0;
+  for (size_t i = 0; i < views.size(); ++i) {
+    ASSERT_EQ(views[i], copies[i]) << "string id " << i + 1;
+    data_paths += views[i] == traced_->data;
+  }
+  EXPECT_EQ(data_paths, 1u);
+}
+
 TEST_F(ParallelDecode, CorruptEventsBlockInTheMiddleIsReportedAtItsBlock) {
   const Traced& t = *traced_;
   const Block& bad = t.middle(fmt::BlockType::kEvents);

@@ -203,6 +203,9 @@ std::string rank_suffix(int64_t rank) { return rank >= 0 ? "rank " + std::to_str
 // "train" or "validation" when the files a loader's workers read are mostly
 // of that role; else "loader N".
 std::map<int64_t, std::string> loader_names(const Job& job, const std::map<int64_t, TimelineProc>& procs) {
+  std::map<int64_t, std::string> names;
+  // Most jobs have no loader: then no walk over what may be millions of files.
+  if (std::none_of(procs.begin(), procs.end(), [](const auto& p) { return p.second.loader >= 0; })) return names;
   std::map<int64_t, std::map<std::string, int64_t>> bytes;  // loader -> role -> bytes read
   for (const FileAgg& f : job.files) {
     if (f.bytes_read <= 0) continue;
@@ -214,7 +217,6 @@ std::map<int64_t, std::string> loader_names(const Job& job, const std::map<int64
         bytes[it->second.loader][r == Role::kTrainData ? "train" : "validation"] += fp.pf.bytes_read;
     }
   }
-  std::map<int64_t, std::string> names;
   for (const auto& [pid, p] : procs) {
     if (p.loader < 0 || names.count(p.loader)) continue;
     std::string best = "loader " + std::to_string(p.loader);

@@ -811,6 +811,8 @@ std::string options_error(const AnalyzeOptions& opts) {
 
 }  // namespace
 
+static int report(const Analysis& a, const AnalyzeOptions& opts, std::ostream& out, std::ostream& err);
+
 int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err) {
   if (opts.input.empty()) {
     err << "strata analyze: no trace given\n";
@@ -834,6 +836,19 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
     err << "strata analyze: " << opts.input << ": " << e.what() << "\n";
     return 1;
   }
+  if (opts.exiting) {
+    // Still reachable through this pointer at exit (no leak report).
+    static Analysis* left_to_exit = nullptr;
+    left_to_exit = new Analysis(std::move(*analysis));
+    analysis.reset();
+    return report(*left_to_exit, opts, out, err);
+  }
+  return report(*analysis, opts, out, err);
+}
+
+// The reports of a finished analysis; the exit status of run_analyze.
+static int report(const Analysis& a, const AnalyzeOptions& opts, std::ostream& out, std::ostream& err) {
+  const Analysis* analysis = &a;
   const Job& job = analysis->job();
   if (!opts.by.empty() && by_key_absent(job)) {
     std::set<std::string> keys = tag_keys(opts.input);

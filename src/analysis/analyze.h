@@ -32,6 +32,10 @@ struct AnalyzeOptions {
   bool all = false;                // --all: lift the text report's limits, list environment files
   std::vector<std::string> sections;  // --section NAME (pass name, repeatable): only these texts
   std::string path;                // --path PREFIX: only files whose path starts with it
+  // The caller exits right after run_analyze (the CLI): the analysis is left
+  // for the process's exit to reclaim, not freed record by record (millions
+  // of file records take a tenth of a large run to free).
+  bool exiting = false;
 };
 
 // Columns of the text report (docs/analysis.md): longer lines are wrapped.

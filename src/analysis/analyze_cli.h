@@ -39,6 +39,7 @@ inline CLI::App* add_analyze_command(CLI::App& app) {
       opts->stage_capacity = parse_size(*cap);
       if (opts->stage_capacity < 0) throw CLI::ValidationError("--stage-capacity", "bad size: " + *cap);
     }
+    opts->exiting = true;  // the command's process ends after the report
     int rc = run_analyze(*opts, std::cout, std::cerr);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });

@@ -41,6 +41,21 @@ std::vector<std::string> paths(const FileTable& t) {
   return v;
 }
 
+// A table of one file record per name, in order: record i has pid i + 1
+// and one stat (records of a name that repeats combine).
+FileTable table_of(const std::vector<std::string>& names) {
+  PathPool pool;
+  std::deque<FileAgg> files;
+  for (size_t i = 0; i < names.size(); ++i) files.push_back(file_of(pool, names[i], static_cast<int64_t>(i + 1), 1, 0));
+  return FileTable(std::move(pool), std::move(files));
+}
+
+std::vector<std::string> sorted_distinct(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
 std::vector<int64_t> pids(const FileAgg& f) {
   std::vector<int64_t> v;
   for (const FileProcRef fp : f.procs()) v.push_back(fp.pid);
@@ -90,15 +105,8 @@ TEST(FileTable, SortsPathsSharingLongPrefixesByteForByte) {
       base + "1",                base + std::string("0001\0x", 6), base + "0001\x80",  base + "0001/f9/deeper-a",
       base + "00012345678",      base + "00012345679",       base + "0001234567",  base.substr(0, base.size() - 1)};
   for (int i = 0; i < 200; ++i) names.push_back(base + "0001/f" + std::to_string((i * 7919) % 200));
-  PathPool pool;
-  std::deque<FileAgg> files;
-  for (size_t i = 0; i < names.size(); ++i) files.push_back(file_of(pool, names[i], static_cast<int64_t>(i + 1), 1, 0));
-  FileTable t(std::move(pool), std::move(files));
-
-  std::vector<std::string> want = names;
-  std::sort(want.begin(), want.end());
-  want.erase(std::unique(want.begin(), want.end()), want.end());
-  ASSERT_EQ(paths(t), want);
+  const FileTable t = table_of(names);
+  ASSERT_EQ(paths(t), sorted_distinct(names));
   // Records of one path combined in their order (first seen first).
   const FileAgg& f9 = t.at(base + "0001/f9");
   EXPECT_EQ(pids(f9).front(), 1);
@@ -155,15 +163,8 @@ TEST(FileTable, SortsArbitraryBytesAsStringsDo) {
     names.push_back(s.empty() ? "x" : s);  // an empty path is no file
     if (i % 5 == 0) names.push_back(names[rng() % names.size()]);
   }
-  PathPool pool;
-  std::deque<FileAgg> files;
-  for (size_t i = 0; i < names.size(); ++i) files.push_back(file_of(pool, names[i], static_cast<int64_t>(i + 1), 1, 0));
-  FileTable t(std::move(pool), std::move(files));
-
-  std::vector<std::string> want = names;
-  std::sort(want.begin(), want.end());
-  want.erase(std::unique(want.begin(), want.end()), want.end());
-  ASSERT_EQ(paths(t), want);
+  const FileTable t = table_of(names);
+  ASSERT_EQ(paths(t), sorted_distinct(names));
   for (const FileAgg& f : t) {
     const std::vector<int64_t> got = pids(f);
     ASSERT_TRUE(std::is_sorted(got.begin(), got.end())) << f.path;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -131,6 +132,24 @@ struct ProcResult {
   int64_t unoverlapped_compute() const { return both_union - io_union; }
 };
 
+// The files of a job that moved data, in path order (files_with_data):
+// pointers into its FileTable. A copy of the job has other records, so a
+// copy of the index is empty and unknown (index_data_files again); a move
+// keeps it (the table's records stay where they are).
+struct DataFileIndex {
+  std::vector<const FileAgg*> files;
+  bool known = false;
+  DataFileIndex() = default;
+  DataFileIndex(const DataFileIndex&) {}
+  DataFileIndex& operator=(const DataFileIndex&) {
+    files.clear();
+    known = false;
+    return *this;
+  }
+  DataFileIndex(DataFileIndex&&) noexcept = default;
+  DataFileIndex& operator=(DataFileIndex&&) noexcept = default;
+};
+
 // The whole job after all units are merged.
 struct Job {
   std::vector<ProcResult> procs;
@@ -150,10 +169,18 @@ struct Job {
   int64_t first_ts = INT64_MAX, last_ts = INT64_MIN;
   std::string source_kind;
   bool finished = false;  // job-wide notes added (the io pass's finish)
+  DataFileIndex data_files;  // built when the job is finished, cleared by a merge; not saved
 };
 
 // Appends `later` (the units after a's) to a; later is left empty.
 void merge_jobs(Job& a, Job& later);
+
+// The job's files that read, wrote or have bytes counted, in path order:
+// every other file only stat()ed or opened (millions in a job that searches
+// many paths), which most report walks skip. Views job.data_files when the
+// job is finished, else fills `scratch`.
+std::span<const FileAgg* const> files_with_data(const Job& job, std::vector<const FileAgg*>& scratch);
+void index_data_files(Job& job);  // fills job.data_files (finish_job)
 // A Job as bytes and back (serial.h; interval sets keep only their measure).
 std::string save_job(const Job& job);
 void load_job(std::string_view bytes, Job& job);  // throws std::runtime_error

@@ -362,7 +362,9 @@ namespace {
 std::vector<std::pair<std::string, std::string>> data_files(const Job& job,
                                                             const std::map<std::string, std::string>& keys) {
   std::vector<std::pair<std::string, std::string>> u;
-  for (const FileAgg& f : job.files) {
+  std::vector<const FileAgg*> scratch;  // files_with_data: the files that moved data
+  for (const FileAgg* data_file : files_with_data(job, scratch)) {
+    const FileAgg& f = *data_file;
     if (f.reads + f.writes == 0) continue;
     const std::string path(f.path);
     auto it = keys.find(path);
@@ -377,7 +379,9 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
   std::vector<std::pair<std::string, std::string>> items;
   std::map<std::string, std::string> keys;
   std::vector<std::pair<const FileAgg*, FileVerdict>> files;
-  for (const FileAgg& f : job.files) {
+  std::vector<const FileAgg*> scratch;  // files_with_data: the files that moved data
+  for (const FileAgg* data_file : files_with_data(job, scratch)) {
+    const FileAgg& f = *data_file;
     if (f.reads == 0) continue;  // data set roles need reads (classify_file)
     FileVerdict v = classify_file(f, job);
     if (v.role != Role::kTrainData && v.role != Role::kValData) continue;
@@ -489,7 +493,9 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
     double reread;
   };
   std::vector<Cand> cands;
-  for (const FileAgg& f : job.files) {
+  std::vector<const FileAgg*> scratch;  // files_with_data: the files that moved data
+  for (const FileAgg* data_file : files_with_data(job, scratch)) {
+    const FileAgg& f = *data_file;
     if (f.reads == 0 || f.read_ns <= 0 || f.extent <= 0 || f.bytes_read <= 0) continue;
     const Role role = file_role(f, job);
     if (role == Role::kLibrary || role == Role::kLog || is_environment_file(f.path, role)) continue;

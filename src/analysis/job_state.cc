@@ -143,14 +143,35 @@ static void merge_map(Map& a, Map& b, Merge merge) {
   }
 }
 
+namespace {
+bool moved_data(const FileAgg& f) { return f.reads + f.writes > 0 || f.bytes_read != 0 || f.bytes_written != 0; }
+}  // namespace
+
+void index_data_files(Job& job) {
+  job.data_files.files.clear();
+  for (const FileAgg& f : job.files)
+    if (moved_data(f)) job.data_files.files.push_back(&f);
+  job.data_files.known = true;
+}
+
+std::span<const FileAgg* const> files_with_data(const Job& job, std::vector<const FileAgg*>& scratch) {
+  if (job.data_files.known) return job.data_files.files;
+  scratch.clear();
+  for (const FileAgg& f : job.files)
+    if (moved_data(f)) scratch.push_back(&f);
+  return scratch;
+}
+
 void merge_jobs(Job& a, Job& b) {
   if (a.units.empty() && a.events == 0 && a.procs.empty()) {  // the first unit: nothing to add up
     const bool finished = a.finished;
     a = std::move(b);
     a.finished = a.finished || finished;
+    a.data_files = DataFileIndex();  // the files change: index them again when finished
     b = Job{};
     return;
   }
+  a.data_files = DataFileIndex();
   for (auto& p : b.procs) a.procs.push_back(std::move(p));
   merge_map(a.funcs, b.funcs, merge_func);
   a.files.merge(b.files);

@@ -87,6 +87,7 @@ class JobState final : public PassState {
 
 // Job-wide notes that need the merged job (they depend on every unit).
 void finish_job(Job& job) {
+  if (!job.data_files.known) index_data_files(job);
   if (job.finished) return;
   job.finished = true;
   if (!job.sizes_known)

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <span>
 #include <string>
 
 #include "analysis/analyze.h"
@@ -289,6 +290,41 @@ TEST(FileTable, TwoProcessJobCountsExactlyAndSurvivesDaskTrip) {
 // The name tests of classify_file and is_environment_file, rewritten to scan
 // a path once (file name extension, memchr-based search): each rule still
 // matches where it did, case folded where it was.
+// files_with_data: the files that read, wrote or count bytes, in path order;
+// the finished job's index, or one built on the spot; never another job's
+// records (a copy indexes its own, a merge drops the index).
+TEST(FileTable, FilesWithDataAreThisJobsInPathOrder) {
+  Job job;
+  job.files["/b/read"].reads = 2;
+  job.files["/a/stat-only"].stats = 5;
+  job.files["/c/wrote"].writes = 1;
+  job.files["/a/bytes"].bytes_read = 7;  // bytes without a call (a hand-built record)
+  job.files["/d/open-only"].opens = 1;
+  auto names = [](std::span<const FileAgg* const> fs) {
+    std::vector<std::string> v;
+    for (const FileAgg* f : fs) v.emplace_back(f->path);
+    return v;
+  };
+  const std::vector<std::string> want = {"/a/bytes", "/b/read", "/c/wrote"};
+  std::vector<const FileAgg*> scratch;
+  EXPECT_EQ(names(files_with_data(job, scratch)), want);  // not indexed: built on the spot
+  index_data_files(job);
+  scratch.clear();
+  EXPECT_EQ(names(files_with_data(job, scratch)), want);
+  EXPECT_TRUE(scratch.empty());  // the job's own index
+  const Job copy = job;
+  for (const FileAgg* f : files_with_data(copy, scratch)) {
+    EXPECT_EQ(copy.files.find(f->path), f) << f->path;  // the copy's records, not job's
+  }
+  Job later;
+  later.files["/e/read"].reads = 1;
+  later.units.push_back("later");
+  job.units.push_back("first");
+  merge_jobs(job, later);
+  EXPECT_FALSE(job.data_files.known);
+  EXPECT_EQ(names(files_with_data(job, scratch)), (std::vector<std::string>{"/a/bytes", "/b/read", "/c/wrote", "/e/read"}));
+}
+
 TEST(FileRoles, NameRulesMatchWhereTheyDid) {
   Job job;
   PathPool pool;

@@ -177,9 +177,35 @@ void merge_jobs(Job& a, Job& later);
 
 // The job's files that read, wrote or have bytes counted, in path order:
 // every other file only stat()ed or opened (millions in a job that searches
-// many paths), which most report walks skip. Views job.data_files when the
-// job is finished, else fills `scratch`.
-std::span<const FileAgg* const> files_with_data(const Job& job, std::vector<const FileAgg*>& scratch);
+// many paths), which most report walks skip. Walked as `for (const FileAgg&
+// f : files_with_data(job))`: the finished job's index, or, for a job never
+// finished (tests), a list built on the spot.
+class FilesWithData {
+ public:
+  class iterator {
+   public:
+    explicit iterator(const FileAgg* const* p) : p_(p) {}
+    const FileAgg& operator*() const { return **p_; }
+    iterator& operator++() {
+      ++p_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return p_ == o.p_; }
+
+   private:
+    const FileAgg* const* p_;
+  };
+  explicit FilesWithData(const Job& job);
+  FilesWithData(const FilesWithData&) = delete;  // view_ may point into own_
+  FilesWithData& operator=(const FilesWithData&) = delete;
+  iterator begin() const { return iterator(view_.data()); }
+  iterator end() const { return iterator(view_.data() + view_.size()); }
+
+ private:
+  std::vector<const FileAgg*> own_;  // when the job has no index
+  std::span<const FileAgg* const> view_;
+};
+inline FilesWithData files_with_data(const Job& job) { return FilesWithData(job); }
 void index_data_files(Job& job);  // fills job.data_files (finish_job)
 // A Job as bytes and back (serial.h; interval sets keep only their measure).
 std::string save_job(const Job& job);

@@ -362,9 +362,7 @@ namespace {
 std::vector<std::pair<std::string, std::string>> data_files(const Job& job,
                                                             const std::map<std::string, std::string>& keys) {
   std::vector<std::pair<std::string, std::string>> u;
-  std::vector<const FileAgg*> scratch;  // files_with_data: the files that moved data
-  for (const FileAgg* data_file : files_with_data(job, scratch)) {
-    const FileAgg& f = *data_file;
+  for (const FileAgg& f : files_with_data(job)) {
     if (f.reads + f.writes == 0) continue;
     const std::string path(f.path);
     auto it = keys.find(path);
@@ -379,9 +377,7 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
   std::vector<std::pair<std::string, std::string>> items;
   std::map<std::string, std::string> keys;
   std::vector<std::pair<const FileAgg*, FileVerdict>> files;
-  std::vector<const FileAgg*> scratch;  // files_with_data: the files that moved data
-  for (const FileAgg* data_file : files_with_data(job, scratch)) {
-    const FileAgg& f = *data_file;
+  for (const FileAgg& f : files_with_data(job)) {
     if (f.reads == 0) continue;  // data set roles need reads (classify_file)
     FileVerdict v = classify_file(f, job);
     if (v.role != Role::kTrainData && v.role != Role::kValData) continue;
@@ -493,9 +489,7 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
     double reread;
   };
   std::vector<Cand> cands;
-  std::vector<const FileAgg*> scratch;  // files_with_data: the files that moved data
-  for (const FileAgg* data_file : files_with_data(job, scratch)) {
-    const FileAgg& f = *data_file;
+  for (const FileAgg& f : files_with_data(job)) {
     if (f.reads == 0 || f.read_ns <= 0 || f.extent <= 0 || f.bytes_read <= 0) continue;
     const Role role = file_role(f, job);
     if (role == Role::kLibrary || role == Role::kLog || is_environment_file(f.path, role)) continue;
@@ -854,8 +848,7 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
 
 // The reports of a finished analysis; the exit status of run_analyze.
 static int report(const Analysis& a, const AnalyzeOptions& opts, std::ostream& out, std::ostream& err) {
-  const Analysis* analysis = &a;
-  const Job& job = analysis->job();
+  const Job& job = a.job();
   if (!opts.by.empty() && by_key_absent(job)) {
     std::set<std::string> keys = tag_keys(opts.input);
     err << "strata analyze: --by " << opts.by << ": no event of " << opts.input << " carries the tag \"" << opts.by
@@ -875,7 +868,7 @@ static int report(const Analysis& a, const AnalyzeOptions& opts, std::ostream& o
       err << "strata analyze: cannot write " << opts.html << ": " << std::strerror(errno) << "\n";
       return 1;
     }
-    if (!analysis->write_html(f, err)) return 1;
+    if (!a.write_html(f, err)) return 1;
     f.close();
     if (f.fail()) {
       err << "strata analyze: error writing " << opts.html << " (disk full?): the report is incomplete\n";
@@ -890,9 +883,9 @@ static int report(const Analysis& a, const AnalyzeOptions& opts, std::ostream& o
   if (opts.darshan)
     write_darshan(job, out, opts.path);
   else if (opts.json)
-    analysis->write_json(out);
+    a.write_json(out);
   else if (opts.html.empty())
-    analysis->write_text(out);
+    a.write_text(out);
   // Output to a full disk must not look like success.
   out.flush();
   if (out.fail() || (&out == &std::cout && (std::fflush(stdout) != 0 || std::ferror(stdout)))) {

@@ -154,12 +154,14 @@ void index_data_files(Job& job) {
   job.data_files.known = true;
 }
 
-std::span<const FileAgg* const> files_with_data(const Job& job, std::vector<const FileAgg*>& scratch) {
-  if (job.data_files.known) return job.data_files.files;
-  scratch.clear();
+FilesWithData::FilesWithData(const Job& job) {
+  if (job.data_files.known) {
+    view_ = job.data_files.files;
+    return;
+  }
   for (const FileAgg& f : job.files)
-    if (moved_data(f)) scratch.push_back(&f);
-  return scratch;
+    if (moved_data(f)) own_.push_back(&f);
+  view_ = own_;
 }
 
 void merge_jobs(Job& a, Job& b) {

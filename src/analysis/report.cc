@@ -605,9 +605,7 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
 
   // file-per-process vs shared
   size_t fpp = 0, shared = 0;
-  std::vector<const FileAgg*> scratch;  // files_with_data: the files that moved data
-  for (const FileAgg* data_file : files_with_data(job, scratch)) {
-    const FileAgg& f = *data_file;
+  for (const FileAgg& f : files_with_data(job)) {
     if (f.reads + f.writes == 0 || !path_selected(o, f.path)) continue;
     std::set<int64_t> pids;
     for (const FileProcRef fp : f.procs())

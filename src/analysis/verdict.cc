@@ -303,9 +303,7 @@ struct DataFiles {
 
 DataFiles data_files(const Job& job) {
   DataFiles d;
-  std::vector<const FileAgg*> scratch;  // files_with_data: the files that moved data
-  for (const FileAgg* data_file : files_with_data(job, scratch)) {
-    const FileAgg& f = *data_file;
+  for (const FileAgg& f : files_with_data(job)) {
     // The cheap test first: most files of a large job moved no data.
     if (f.bytes_read + f.bytes_written <= 0) continue;  // stat-only paths: imports searching sys.path
     const Role r = file_role(f, job);
@@ -583,9 +581,7 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
   }
   uint64_t ops = 0;
   int64_t moved = 0;
-  std::vector<const FileAgg*> scratch;  // files_with_data: the files that moved data
-  for (const FileAgg* data_file : files_with_data(job, scratch)) {
-    const FileAgg& f = *data_file;
+  for (const FileAgg& f : files_with_data(job)) {
     ops += f.reads + f.writes;
     moved += f.bytes_read + f.bytes_written;
   }

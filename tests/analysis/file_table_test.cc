@@ -158,7 +158,7 @@ TEST(FileTable, SortsArbitraryBytesAsStringsDo) {
   const std::string alphabet = std::string("\0\x01/a.b\x7f\x80\xfe\xff", 10);
   std::vector<std::string> names;
   for (int i = 0; i < 30000; ++i) {
-    std::string s = i % 3 == 0 ? "/shared/prefix/of/forty/bytes/or/so/" : "";
+    std::string s = i % 3 == 0 ? "/common/prefix/of/forty/bytes/or/so/" : "";
     const size_t len = rng() % 40;
     for (size_t k = 0; k < len; ++k) s += alphabet[rng() % alphabet.size()];
     names.push_back(s.empty() ? "x" : s);  // an empty path is no file
@@ -300,21 +300,20 @@ TEST(FileTable, FilesWithDataAreThisJobsInPathOrder) {
   job.files["/c/wrote"].writes = 1;
   job.files["/a/bytes"].bytes_read = 7;  // bytes without a call (a hand-built record)
   job.files["/d/open-only"].opens = 1;
-  auto names = [](std::span<const FileAgg* const> fs) {
+  auto names = [](const Job& j) {
     std::vector<std::string> v;
-    for (const FileAgg* f : fs) v.emplace_back(f->path);
+    for (const FileAgg& f : files_with_data(j)) v.emplace_back(f.path);
     return v;
   };
   const std::vector<std::string> want = {"/a/bytes", "/b/read", "/c/wrote"};
-  std::vector<const FileAgg*> scratch;
-  EXPECT_EQ(names(files_with_data(job, scratch)), want);  // not indexed: built on the spot
+  EXPECT_EQ(names(job), want);  // not indexed: built on the spot
   index_data_files(job);
-  scratch.clear();
-  EXPECT_EQ(names(files_with_data(job, scratch)), want);
-  EXPECT_TRUE(scratch.empty());  // the job's own index
+  EXPECT_TRUE(job.data_files.known);
+  EXPECT_EQ(names(job), want);  // the job's own index
   const Job copy = job;
-  for (const FileAgg* f : files_with_data(copy, scratch)) {
-    EXPECT_EQ(copy.files.find(f->path), f) << f->path;  // the copy's records, not job's
+  EXPECT_FALSE(copy.data_files.known);
+  for (const FileAgg& f : files_with_data(copy)) {
+    EXPECT_EQ(copy.files.find(f.path), &f) << f.path;  // the copy's records, not job's
   }
   Job later;
   later.files["/e/read"].reads = 1;
@@ -322,7 +321,7 @@ TEST(FileTable, FilesWithDataAreThisJobsInPathOrder) {
   job.units.push_back("first");
   merge_jobs(job, later);
   EXPECT_FALSE(job.data_files.known);
-  EXPECT_EQ(names(files_with_data(job, scratch)), (std::vector<std::string>{"/a/bytes", "/b/read", "/c/wrote", "/e/read"}));
+  EXPECT_EQ(names(job), (std::vector<std::string>{"/a/bytes", "/b/read", "/c/wrote", "/e/read"}));
 }
 
 TEST(FileRoles, NameRulesMatchWhereTheyDid) {

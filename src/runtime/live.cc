@@ -49,6 +49,10 @@ struct Live {
   uint64_t applied_seq = 0, snapshot_seq = 0;
   uint64_t revert_at_ns = 0;  // CLOCK_MONOTONIC; 0: no timed switch pending
   LiveMode revert_to = LiveMode::kTrace;
+  // A timed switch taken but not yet applied: its length, counted again from
+  // the switch (the rings are drained in between), so the mode lasts at
+  // least the time asked for.
+  uint64_t revert_after_ns = 0;
   Counts counts, window;  // window: counts at window_start_ns
   uint64_t window_start_ns = 0;
   uint32_t last_ctx = 0;
@@ -186,6 +190,11 @@ void live_set_mode(LiveMode mode) {
   const uint64_t now = mono_now_ns();
   if (is_tracing(live_mode())) L.traced_ns += now - L.mode_since_ns;
   L.mode_since_ns = now;
+  if (L.revert_after_ns) {  // the timed switch being applied: its time starts now
+    L.revert_at_ns = now + L.revert_after_ns;
+    L.revert_after_ns = 0;
+    if (L.slot) L.slot->revert_at_mono_ns.store(L.revert_at_ns, std::memory_order_relaxed);
+  }
   L.mode.store(static_cast<uint32_t>(mode), std::memory_order_relaxed);
   set_recording(mode != LiveMode::kOff);
 }
@@ -255,6 +264,7 @@ LiveRequests live_take_requests() {
         L.revert_at_ns = for_ns ? now + for_ns : 0;
         L.revert_to = live_mode();
         if (L.revert_at_ns && L.revert_to == r.to) L.revert_at_ns = 0;
+        L.revert_after_ns = L.revert_at_ns ? for_ns : 0;
       }
       s->revert_at_mono_ns.store(L.revert_at_ns, std::memory_order_relaxed);
       r.ack = true;
@@ -361,6 +371,7 @@ void live_forget_in_child() {
   L.counts = {};
   L.window = {};
   L.last_ctx = 0;
+  L.revert_after_ns = 0;
   L.mode_since_ns = mono_now_ns();
   L.traced_ns = 0;
 }

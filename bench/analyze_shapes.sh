@@ -7,6 +7,8 @@
 #   strided    one process, N pread of 64 B at strided offsets
 #   newoffset  one process, N pread of 64 B, every one at a new offset
 #   newfile    one process, N stat, every one a new path
+#   dlfiles    a data loader over N/30 small files: 3 epochs of 2 forked
+#              workers, 10 calls a file (the shape of a real DataLoader trace)
 #   synthetic  8 processes x 4 threads (bench/gen_trace)
 # Prints per shape and thread count (`analyze -j`): events, wall, CPU
 # (user+sys), events per CPU-second against the budget, and peak RSS. CPU
@@ -39,6 +41,7 @@ make_trace() {  # shape -> trace dir (cached)
       strided) head -c 64M /dev/urandom >"$CACHE/data64m"; "$STRATA" run -o "$t" -- "$BUILD/bin/analyze_shapes" strided "$CACHE/data64m" "$count" >/dev/null ;;
       newoffset) truncate -s $((count * 128 + 4096)) "$CACHE/sparse"; "$STRATA" run -o "$t" -- "$BUILD/bin/analyze_shapes" newoffset "$CACHE/sparse" "$count" >/dev/null ;;
       newfile) "$STRATA" run -o "$t" -- "$BUILD/bin/analyze_shapes" newfile "$CACHE/nofiles" "$count" >/dev/null ;;
+      dlfiles) "$STRATA" run -o "$t" -- "$BUILD/bin/analyze_shapes" dlfiles "$CACHE/dataset" "$count" >/dev/null ;;
       synthetic) "$BUILD/bin/gen_trace" -o "$t" -n "$count" -j 2 --force >/dev/null ;;
     esac
     touch "$t/.done"
@@ -58,7 +61,7 @@ instructions_per_event() {  # trace events -> instructions per event of `strata 
 printf '%-10s %3s %10s %8s %8s %12s %8s %9s' shape -j events wall_s cpu_s "events/cpu-s" "budget" peak_MB
 [[ $CALLGRIND == 1 ]] && printf ' %9s' instr/ev
 printf '\n'
-for shape in strided newoffset newfile synthetic; do
+for shape in ${SHAPES:-strided newoffset newfile dlfiles synthetic}; do
   t=$(make_trace "$shape")
   ev=$("$STRATA" info --json "$t" | grep -o '"events":[0-9]*' | head -1 | cut -d: -f2)
   cat "$t"/*.strata >/dev/null

@@ -89,13 +89,12 @@ void CommonValues::top4(int64_t* vals, int64_t* cnts) const {
 
 // ---- record lookup -------------------------------------------------------------
 
-PosixRecord* CounterEngine::posix_for_file(uint32_t file) {
+PosixEntry* CounterEngine::posix_for_file(uint32_t file) {
   if (file == kNoFile) return nullptr;
   if (file >= posix_by_file_.size()) posix_by_file_.resize(file + 1, 0);
   uint32_t& slot = posix_by_file_[file];
   if (slot == 0) {
-    posix_.emplace_back();
-    PosixRecord& r = posix_.back();
+    PosixEntry& r = posix_.emplace_back();
     r.file = file;
     r.counters[POSIX_MEM_ALIGNMENT] = cfg_.mem_alignment;
     r.counters[POSIX_FILE_ALIGNMENT] = cfg_.file_alignment;
@@ -110,8 +109,7 @@ StdioRecord* CounterEngine::stdio_for_file(uint32_t file) {
   if (file >= stdio_by_file_.size()) stdio_by_file_.resize(file + 1, 0);
   uint32_t& slot = stdio_by_file_[file];
   if (slot == 0) {
-    stdio_.emplace_back();
-    stdio_.back().file = file;
+    stdio_.emplace_back().file = file;
     slot = static_cast<uint32_t>(stdio_.size());
   }
   return &stdio_[slot - 1];
@@ -123,19 +121,19 @@ void CounterEngine::bind_fd(std::vector<uint32_t>& table, int32_t fd, uint32_t i
   table[fd] = idx;
 }
 
-inline PosixRecord* CounterEngine::posix_for_event(const CounterEvent& e) {
+inline PosixEntry* CounterEngine::posix_for_event(const CounterEvent& e) {
   if (e.fd >= 0 && static_cast<size_t>(e.fd) < posix_fd_.size() && posix_fd_[e.fd] != 0) {
-    PosixRecord* r = &posix_[posix_fd_[e.fd] - 1];
+    PosixEntry* r = &posix_[posix_fd_[e.fd] - 1];
     // The fd table can be stale when the trace missed a close; trust the path.
     if (e.file == kNoFile || r->file == e.file) return r;
   }
   return posix_for_event_slow(e);
 }
 
-PosixRecord* CounterEngine::posix_for_event_slow(const CounterEvent& e) {
-  PosixRecord* r = posix_for_file(e.file);
+PosixEntry* CounterEngine::posix_for_event_slow(const CounterEvent& e) {
+  PosixEntry* r = posix_for_file(e.file);
   if (r) {
-    bind_fd(posix_fd_, e.fd, static_cast<uint32_t>(r - posix_.data()) + 1);
+    bind_fd(posix_fd_, e.fd, posix_by_file_[r->file]);
   } else {
     ++unmatched_;
   }
@@ -149,14 +147,14 @@ StdioRecord* CounterEngine::stdio_for_event(const CounterEvent& e) {
   }
   StdioRecord* r = stdio_for_file(e.file);
   if (r) {
-    bind_fd(stdio_fd_, e.fd, static_cast<uint32_t>(r - stdio_.data()) + 1);
+    bind_fd(stdio_fd_, e.fd, stdio_by_file_[r->file]);
   } else {
     ++unmatched_;
   }
   return r;
 }
 
-const PosixRecord* CounterEngine::find_posix(uint32_t file) const {
+const PosixEntry* CounterEngine::find_posix(uint32_t file) const {
   if (file >= posix_by_file_.size() || posix_by_file_[file] == 0) return nullptr;
   return &posix_[posix_by_file_[file] - 1];
 }
@@ -174,7 +172,7 @@ void CounterEngine::on_posix(const CounterEvent& e) {
   switch (e.op) {
     case Op::kOpen: {
       if (!e.ok) return;
-      PosixRecord* r = posix_for_file(e.file);
+      PosixEntry* r = posix_for_file(e.file);
       if (!r) {
         ++unmatched_;
         return;
@@ -189,13 +187,13 @@ void CounterEngine::on_posix(const CounterEvent& e) {
       set_start(f[POSIX_F_OPEN_START_TIMESTAMP], e.t1);
       f[POSIX_F_OPEN_END_TIMESTAMP] = e.t2;
       timer_inc_no_overlap(f[POSIX_F_META_TIME], e.t1, e.t2, r->last_meta_end);
-      bind_fd(posix_fd_, e.fd, static_cast<uint32_t>(r - posix_.data()) + 1);
+      bind_fd(posix_fd_, e.fd, posix_by_file_[r->file]);
       return;
     }
     case Op::kDup:
     case Op::kFileno: {
       if (!e.ok) return;
-      PosixRecord* r = nullptr;
+      PosixEntry* r = nullptr;
       if (e.op == Op::kDup && e.old_fd >= 0 && static_cast<size_t>(e.old_fd) < posix_fd_.size() &&
           posix_fd_[e.old_fd] != 0)
         r = &posix_[posix_fd_[e.old_fd] - 1];
@@ -211,13 +209,13 @@ void CounterEngine::on_posix(const CounterEvent& e) {
       set_start(f[POSIX_F_OPEN_START_TIMESTAMP], e.t1);
       f[POSIX_F_OPEN_END_TIMESTAMP] = e.t2;
       timer_inc_no_overlap(f[POSIX_F_META_TIME], e.t1, e.t2, r->last_meta_end);
-      bind_fd(posix_fd_, e.fd, static_cast<uint32_t>(r - posix_.data()) + 1);
+      bind_fd(posix_fd_, e.fd, posix_by_file_[r->file]);
       return;
     }
     case Op::kRead:
     case Op::kWrite: {
       if (!e.ok || e.bytes < 0) return;
-      PosixRecord* r = posix_for_event(e);
+      PosixEntry* r = posix_for_event(e);
       if (!r) return;
       c = r->counters;
       f = r->fcounters;
@@ -265,7 +263,7 @@ void CounterEngine::on_posix(const CounterEvent& e) {
     }
     case Op::kSeek: {
       if (!e.ok || e.offset < 0) return;
-      PosixRecord* r = posix_for_event(e);
+      PosixEntry* r = posix_for_event(e);
       if (!r) return;
       r->offset = e.offset;
       timer_inc_no_overlap(r->fcounters[POSIX_F_META_TIME], e.t1, e.t2, r->last_meta_end);
@@ -274,7 +272,7 @@ void CounterEngine::on_posix(const CounterEvent& e) {
     }
     case Op::kStat: {
       if (!e.ok) return;
-      PosixRecord* r = e.file != kNoFile ? posix_for_file(e.file) : posix_for_event(e);
+      PosixEntry* r = e.file != kNoFile ? posix_for_file(e.file) : posix_for_event(e);
       if (!r) return;
       r->counters[POSIX_STATS] += 1;
       timer_inc_no_overlap(r->fcounters[POSIX_F_META_TIME], e.t1, e.t2, r->last_meta_end);
@@ -283,7 +281,7 @@ void CounterEngine::on_posix(const CounterEvent& e) {
     case Op::kFsync:
     case Op::kFdatasync: {
       if (!e.ok) return;
-      PosixRecord* r = posix_for_event(e);
+      PosixEntry* r = posix_for_event(e);
       if (!r) return;
       timer_inc_no_overlap(r->fcounters[POSIX_F_WRITE_TIME], e.t1, e.t2, r->last_write_end);
       r->counters[e.op == Op::kFsync ? POSIX_FSYNCS : POSIX_FDSYNCS] += 1;
@@ -291,13 +289,13 @@ void CounterEngine::on_posix(const CounterEvent& e) {
     }
     case Op::kMmap: {
       if (!e.ok || !cfg_.count_mmap) return;
-      PosixRecord* r = posix_for_event(e);
+      PosixEntry* r = posix_for_event(e);
       if (!r) return;
       r->counters[POSIX_MMAPS] += 1;
       return;
     }
     case Op::kClose: {
-      PosixRecord* r = nullptr;
+      PosixEntry* r = nullptr;
       if (e.fd >= 0 && static_cast<size_t>(e.fd) < posix_fd_.size() && posix_fd_[e.fd] != 0)
         r = &posix_[posix_fd_[e.fd] - 1];
       else if (e.file != kNoFile)
@@ -319,7 +317,7 @@ void CounterEngine::on_posix(const CounterEvent& e) {
       if (!e.ok || e.file == kNoFile) return;
       if (e.file >= posix_by_file_.size() || posix_by_file_[e.file] == 0) return;  // unknown file
       rename_src_counted_ = true;
-      PosixRecord* r = &posix_[posix_by_file_[e.file] - 1];
+      PosixEntry* r = &posix_[posix_by_file_[e.file] - 1];
       r->counters[POSIX_RENAME_SOURCES] += 1;
       timer_inc_no_overlap(r->fcounters[POSIX_F_META_TIME], e.t1, e.t2, r->last_meta_end);
       return;
@@ -328,7 +326,7 @@ void CounterEngine::on_posix(const CounterEvent& e) {
       // Darshan records the target only when the source had a record.
       if (!e.ok || !rename_src_counted_) return;
       rename_src_counted_ = false;
-      PosixRecord* r = posix_for_file(e.file);
+      PosixEntry* r = posix_for_file(e.file);
       if (!r) return;
       r->counters[POSIX_RENAME_TARGETS] += 1;
       if (r->counters[POSIX_RENAMED_FROM] == 0) r->counters[POSIX_RENAMED_FROM] = e.value;
@@ -355,7 +353,7 @@ void CounterEngine::on_stdio(const CounterEvent& e) {
       set_start(r->fcounters[STDIO_F_OPEN_START_TIMESTAMP], e.t1);
       r->fcounters[STDIO_F_OPEN_END_TIMESTAMP] = e.t2;
       timer_inc_no_overlap(r->fcounters[STDIO_F_META_TIME], e.t1, e.t2, r->last_meta_end);
-      bind_fd(stdio_fd_, e.fd, static_cast<uint32_t>(r - stdio_.data()) + 1);
+      bind_fd(stdio_fd_, e.fd, stdio_by_file_[r->file]);
       return;
     }
     case Op::kRead:
@@ -427,9 +425,9 @@ inline void min_nonzero(double& into, double v) {
 }  // namespace
 
 void CounterEngine::adopt(const PosixRecord& r) {
-  PosixRecord* rec = posix_for_file(r.file);
+  PosixEntry* rec = posix_for_file(r.file);
   if (!rec) return;
-  *rec = r;
+  static_cast<PosixRecord&>(*rec) = r;
   rec->access = {};
   rec->stride = {};
   for (int k = 0; k < 4; ++k) {
@@ -449,8 +447,8 @@ void CounterEngine::adopt(const StdioRecord& r) {
 }
 
 void CounterEngine::merge(const CounterEngine& other) {
-  for (const PosixRecord& o : other.posix_) {
-    PosixRecord* r = posix_for_file(o.file);
+  for (const PosixEntry& o : other.posix_) {
+    PosixEntry* r = posix_for_file(o.file);
     int64_t* c = r->counters;
     const int64_t* oc = o.counters;
     for (int j = POSIX_OPENS; j <= POSIX_RENAME_TARGETS; ++j) {
@@ -503,7 +501,8 @@ void CounterEngine::merge(const CounterEngine& other) {
 }
 
 void CounterEngine::finalize() {
-  for (PosixRecord& r : posix_) {
+  for (size_t i = 0; i < posix_.size(); ++i) {
+    PosixEntry& r = posix_[i];
     r.access.top4(&r.counters[POSIX_ACCESS1_ACCESS], &r.counters[POSIX_ACCESS1_COUNT]);
     r.stride.top4(&r.counters[POSIX_STRIDE1_STRIDE], &r.counters[POSIX_STRIDE1_COUNT]);
   }

@@ -9,12 +9,17 @@
 // which follows Darshan's shared-record reduction (sums, min/max timestamps)
 // but merges the 32-entry common-value tables exactly instead of top-4 lists.
 //
-// Allocation: records live in a vector that grows once per new file; the fd
-// tables are vectors indexed by descriptor. No allocation per event.
+// Allocation: records live in chunks allocated once per kChunk new files
+// (RecordStore: they never move); the fd tables are vectors indexed by
+// descriptor. No allocation per event.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace strata::counters {
@@ -146,11 +151,17 @@ struct CommonValues {
   void top4(int64_t* vals, int64_t* cnts) const;
 };
 
+// Darshan's POSIX record of one file: what reports and the PROFILE payload carry.
 struct PosixRecord {
   uint32_t file = kNoFile;
   int64_t counters[POSIX_NUM_INDICES] = {};
   double fcounters[POSIX_F_NUM_INDICES] = {};
-  // runtime state (not part of the Darshan record)
+};
+
+// A record with the engine's running state for it (Darshan's runtime state,
+// never saved). The common-value tables are most of its ~1.8 KB: a record
+// copied out of the engine (a PosixRecord) leaves them behind.
+struct PosixEntry : PosixRecord {
   int64_t offset = 0;
   int64_t last_byte_read = 0;
   int64_t last_byte_written = 0;
@@ -165,6 +176,50 @@ struct StdioRecord {
   double fcounters[STDIO_F_NUM_INDICES] = {};
   int64_t offset = 0;
   double last_meta_end = 0, last_read_end = 0, last_write_end = 0;
+};
+
+// Records in chunks that never move: growing the store copies nothing and a
+// record's address stays valid. A vector of PosixEntry copied and
+// page-faulted most of an analysis of many small files as it grew.
+template <class T>
+class RecordStore {
+  static_assert(std::is_trivially_destructible_v<T>, "chunks are freed without running destructors");
+
+ public:
+  static constexpr size_t kChunk = 64;
+  class iterator {
+   public:
+    iterator(const RecordStore* s, size_t i) : s_(s), i_(i) {}
+    const T& operator*() const { return (*s_)[i_]; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const RecordStore* s_;
+    size_t i_;
+  };
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  const T& operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, size_}; }
+  // A new value-initialised record at the end.
+  T& emplace_back() {
+    if (size_ % kChunk == 0) chunks_.emplace_back(static_cast<T*>(::operator new(sizeof(T) * kChunk)));
+    return *::new (&chunks_.back()[size_++ % kChunk]) T();
+  }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { ::operator delete(p); }
+  };
+  std::vector<std::unique_ptr<T[], Free>> chunks_;
+  size_t size_ = 0;
 };
 
 struct EngineConfig {
@@ -200,9 +255,10 @@ class CounterEngine {
   // Idempotent; call before reading those counters.
   void finalize();
 
-  const std::vector<PosixRecord>& posix() const { return posix_; }
-  const std::vector<StdioRecord>& stdio() const { return stdio_; }
-  const PosixRecord* find_posix(uint32_t file) const;
+  // Iterate as `for (const PosixRecord& r : engine.posix())`.
+  const RecordStore<PosixEntry>& posix() const { return posix_; }
+  const RecordStore<StdioRecord>& stdio() const { return stdio_; }
+  const PosixEntry* find_posix(uint32_t file) const;
   const StdioRecord* find_stdio(uint32_t file) const;
   const EngineConfig& config() const { return cfg_; }
 
@@ -210,18 +266,18 @@ class CounterEngine {
   uint64_t unmatched() const { return unmatched_; }
 
  private:
-  PosixRecord* posix_for_file(uint32_t file);
+  PosixEntry* posix_for_file(uint32_t file);
   StdioRecord* stdio_for_file(uint32_t file);
-  PosixRecord* posix_for_event(const CounterEvent& e);
-  PosixRecord* posix_for_event_slow(const CounterEvent& e);
+  PosixEntry* posix_for_event(const CounterEvent& e);
+  PosixEntry* posix_for_event_slow(const CounterEvent& e);
   StdioRecord* stdio_for_event(const CounterEvent& e);
   void bind_fd(std::vector<uint32_t>& table, int32_t fd, uint32_t idx);
   void on_posix(const CounterEvent& e);
   void on_stdio(const CounterEvent& e);
 
   EngineConfig cfg_;
-  std::vector<PosixRecord> posix_;
-  std::vector<StdioRecord> stdio_;
+  RecordStore<PosixEntry> posix_;
+  RecordStore<StdioRecord> stdio_;
   std::vector<uint32_t> posix_by_file_, stdio_by_file_;  // file id -> index+1
   std::vector<uint32_t> posix_fd_, stdio_fd_;             // fd -> index+1
   uint64_t unmatched_ = 0;

@@ -1093,7 +1093,7 @@ namespace {
 // One module's records in darshan-parser's layout: a line per counter, integer
 // counters then floating ones, for every record of every process.
 template <class Record>
-const std::vector<Record>& records_of(const counters::CounterEngine& e) {
+const auto& records_of(const counters::CounterEngine& e) {
   if constexpr (std::is_same_v<Record, counters::PosixRecord>) return e.posix();
   else return e.stdio();
 }

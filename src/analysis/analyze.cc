@@ -293,7 +293,9 @@ FileVerdict classify_file(const FileAgg& f, const Job& job) {
   return v;
 }
 
-void classify_file(const FileAgg& f, const Job& job, FileVerdict& v) { classify(f, job, true, v); }
+void classify_file(const FileAgg& f, const Job& job, FileVerdict& v, bool with_evidence) {
+  classify(f, job, with_evidence, v);
+}
 
 Role file_role(const FileAgg& f, const Job& job) {
   FileVerdict v;
@@ -379,7 +381,8 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
   std::vector<std::pair<const FileAgg*, FileVerdict>> files;
   for (const FileAgg& f : files_with_data(job)) {
     if (f.reads == 0) continue;  // data set roles need reads (classify_file)
-    FileVerdict v = classify_file(f, job);
+    FileVerdict v;
+    classify_file(f, job, v, /*with_evidence=*/false);
     if (v.role != Role::kTrainData && v.role != Role::kValData) continue;
     const std::string path(f.path);
     items.emplace_back(path, role_name(v.role));

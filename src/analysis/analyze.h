@@ -68,8 +68,10 @@ struct FileVerdict {
   bool metadata_bound = false;  // metadata time > data time
 };
 FileVerdict classify_file(const FileAgg& f, const Job& job);
-// The same into v, reusing its storage (a loop over many files).
-void classify_file(const FileAgg& f, const Job& job, FileVerdict& v);
+// The same into v, reusing its storage (a loop over many files); without
+// evidence (v.evidence left empty) where the caller shows none: building its
+// strings costs more than the rest of the verdict.
+void classify_file(const FileAgg& f, const Job& job, FileVerdict& v, bool with_evidence = true);
 // classify_file(f, job).role without building the evidence.
 Role file_role(const FileAgg& f, const Job& job);
 

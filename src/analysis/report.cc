@@ -550,7 +550,7 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   for (const FileAgg& f : job.files) {
     ahead.next();
     if (!path_selected(o, f.path)) continue;
-    classify_file(f, job, v);
+    classify_file(f, job, v, /*with_evidence=*/false);
     bool in_dir = false;
     for (auto& [dir, role] : rolled)
       in_dir = in_dir || (role == v.role && f.path.compare(0, dir.size(), dir) == 0);
@@ -581,10 +581,10 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   if (!o.all) {
     std::map<std::string, std::vector<const FileAgg*>> ckpt_dirs;
     for (const FileAgg* f : fv)
-      if (classify_file(*f, job).role == Role::kCheckpoint) ckpt_dirs[parent_dir(f->path)].push_back(f);
+      if (file_role(*f, job) == Role::kCheckpoint) ckpt_dirs[parent_dir(f->path)].push_back(f);
     std::erase_if(ckpt_dirs, [](const auto& d) { return d.second.size() < 2; });
     for (const auto& [dir, files] : ckpt_dirs) print_checkpoint_dir(dir, files, job, out);
-    std::erase_if(fv, [&](const FileAgg* f) { return ckpt_dirs.count(parent_dir(f->path)) && classify_file(*f, job).role == Role::kCheckpoint; });
+    std::erase_if(fv, [&](const FileAgg* f) { return ckpt_dirs.count(parent_dir(f->path)) && file_role(*f, job) == Role::kCheckpoint; });
   }
   const size_t shown = std::min(fv.size(), text_rows(o));
   for (size_t i = 0; i < shown; ++i) print_file(*fv[i], job, o, out);

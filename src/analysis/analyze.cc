@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <unordered_map>
 #include <unordered_set>
 #include <fstream>
 #include <map>
@@ -303,38 +304,46 @@ Role file_role(const FileAgg& f, const Job& job) {
   return v.role;
 }
 
-std::string parent_dir(std::string_view path) {
-  std::string p(path);
-  while (p.size() > 1 && p.back() == '/') p.pop_back();  // a directory's parent
-  size_t k = p.find_last_of('/');
-  return k == std::string::npos ? std::string() : p.substr(0, k + 1);
+namespace {
+
+// parent_dir as a view into `path`: the walks below climb every data file's
+// directories, and a string per step was most of their time.
+std::string_view parent_of(std::string_view p) {
+  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);  // a directory's parent
+  const size_t k = p.find_last_of('/');
+  return k == std::string_view::npos ? std::string_view() : p.substr(0, k + 1);
 }
 
-std::vector<std::string> rollup_dirs(const std::vector<std::pair<std::string, std::string>>& items,
-                                     const std::vector<std::pair<std::string, std::string>>& universe) {
-  // Per directory: the one key of every universe file below it, or impure.
+}  // namespace
+
+std::string parent_dir(std::string_view path) { return std::string(parent_of(path)); }
+
+std::vector<std::string> rollup_dirs(std::span<const PathKey> items, std::span<const PathKey> universe) {
+  // Per directory: the one key of every universe file below it, or mixed.
   struct Purity {
-    std::string key;
+    std::string_view key;  // the first key seen below
     bool mixed = false;
   };
-  std::map<std::string, Purity> purity;
-  for (auto& [path, key] : universe)
-    for (std::string d = parent_dir(path); !d.empty(); d = d == "/" ? std::string() : parent_dir(d)) {
-      auto [it, fresh] = purity.emplace(d, Purity{key, false});
-      if (!fresh && it->second.key != key) it->second.mixed = true;
+  std::unordered_map<std::string_view, Purity> purity;
+  for (const auto& [path, key] : universe)
+    for (std::string_view d = parent_of(path); !d.empty(); d = d == "/" ? std::string_view() : parent_of(d)) {
+      auto [it, fresh] = purity.try_emplace(d, Purity{key, false});
+      // A directory whose first key is this one: the file that brought it
+      // has climbed every directory above with this key already.
+      if (!fresh && it->second.key == key) break;
+      if (!fresh) it->second.mixed = true;
     }
-  auto pure = [&](const std::string& d, const std::string& key) {
+  auto pure = [&](std::string_view d, std::string_view key) {
     auto it = purity.find(d);
     return it == purity.end() || (!it->second.mixed && it->second.key == key);
   };
   // Climb from each item's directory while the parent (never "/") holds only
   // files of the item's key.
-  std::vector<std::string> top(items.size());
-  std::map<std::pair<std::string, std::string>, std::vector<size_t>> groups;
+  std::map<std::pair<std::string_view, std::string_view>, std::vector<size_t>> groups;
   for (size_t i = 0; i < items.size(); ++i) {
-    std::string d = parent_dir(items[i].first);
+    std::string_view d = parent_of(items[i].first);
     while (!d.empty() && d != "/") {
-      std::string up = parent_dir(d);
+      const std::string_view up = parent_of(d);
       if (up.empty() || up == "/" || !pure(up, items[i].second)) break;
       d = up;
     }
@@ -344,31 +353,31 @@ std::vector<std::string> rollup_dirs(const std::vector<std::pair<std::string, st
   for (auto& [key, idx] : groups) {
     if (idx.size() < kDirGroupMin || key.first.empty()) continue;
     // Shown as the deepest directory holding all of them.
-    std::string lca = parent_dir(items[idx[0]].first);
+    std::string_view lca = parent_of(items[idx[0]].first);
     for (size_t i : idx) {
-      const std::string d = parent_dir(items[i].first);
+      const std::string_view d = parent_of(items[i].first);
       size_t n = 0;
       while (n < lca.size() && n < d.size() && lca[n] == d[n]) ++n;
       lca = lca.substr(0, n);
       lca = lca.substr(0, lca.find_last_of('/') + 1);
     }
-    for (size_t i : idx) out[i] = lca;
+    const std::string name(lca);
+    for (size_t i : idx) out[i] = name;
   }
   return out;
 }
 
 namespace {
 
-// Files that moved data (read or written): the universe a roll-up directory
-// must hold nothing else of.
-std::vector<std::pair<std::string, std::string>> data_files(const Job& job,
-                                                            const std::map<std::string, std::string>& keys) {
-  std::vector<std::pair<std::string, std::string>> u;
+// Files that moved data (read or written), keyed by `keys` ("" for a file
+// not in it): the universe a roll-up directory must hold nothing else of.
+// Views into the job's paths and into `keys`.
+std::vector<PathKey> data_files(const Job& job, const std::map<std::string, std::string, std::less<>>& keys) {
+  std::vector<PathKey> u;
   for (const FileAgg& f : files_with_data(job)) {
     if (f.reads + f.writes == 0) continue;
-    const std::string path(f.path);
-    auto it = keys.find(path);
-    u.emplace_back(path, it == keys.end() ? std::string() : it->second);
+    auto it = keys.find(f.path);
+    u.emplace_back(f.path, it == keys.end() ? std::string_view() : std::string_view(it->second));
   }
   return u;
 }
@@ -376,20 +385,25 @@ std::vector<std::pair<std::string, std::string>> data_files(const Job& job,
 }  // namespace
 
 std::vector<DatasetDir> dataset_dirs(const Job& job) {
-  std::vector<std::pair<std::string, std::string>> items;
-  std::map<std::string, std::string> keys;
+  // The data set files (items) and every file that moved data (the
+  // universe, data set files keyed by role), in one walk.
+  std::vector<PathKey> items, universe;
   std::vector<std::pair<const FileAgg*, FileVerdict>> files;
   for (const FileAgg& f : files_with_data(job)) {
-    if (f.reads == 0) continue;  // data set roles need reads (classify_file)
-    FileVerdict v;
-    classify_file(f, job, v, /*with_evidence=*/false);
-    if (v.role != Role::kTrainData && v.role != Role::kValData) continue;
-    const std::string path(f.path);
-    items.emplace_back(path, role_name(v.role));
-    keys[path] = role_name(v.role);
-    files.emplace_back(&f, std::move(v));
+    if (f.reads + f.writes == 0) continue;
+    std::string_view key;
+    if (f.reads > 0) {  // data set roles need reads (classify_file)
+      FileVerdict v;
+      classify_file(f, job, v, /*with_evidence=*/false);
+      if (v.role == Role::kTrainData || v.role == Role::kValData) {
+        key = role_name(v.role);
+        items.emplace_back(f.path, key);
+        files.emplace_back(&f, std::move(v));
+      }
+    }
+    universe.emplace_back(f.path, key);
   }
-  std::vector<std::string> dirs = rollup_dirs(items, data_files(job, keys));
+  std::vector<std::string> dirs = rollup_dirs(items, universe);
   struct Acc {
     DatasetDir d;
     std::vector<int64_t> readers;
@@ -528,12 +542,12 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
   }
   // Roll-ups: picks by role (train and validation data apart), warnings by
   // reason; a directory holding any other file that moved data is not merged.
-  std::map<std::string, std::string> keys;
-  std::vector<std::pair<std::string, std::string>> pick_items, warn_items;
+  std::map<std::string, std::string, std::less<>> keys;
+  std::vector<PathKey> pick_items, warn_items;
   std::vector<StageAdvice::Group> pick_groups, warn_groups;
   for (auto& p : a.picks) {
-    std::string key = std::string("stage ") + role_name(file_role(job.files.at(p.path), job));
-    keys[p.path] = key;
+    // The items view the key in `keys` (a path is picked or warned once).
+    const std::string& key = keys[p.path] = std::string("stage ") + role_name(file_role(job.files.at(p.path), job));
     pick_items.emplace_back(p.path, key);
     StageAdvice::Group g;
     g.name = p.path;
@@ -546,8 +560,8 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
     pick_groups.push_back(g);
   }
   for (auto& w : a.warning_items) {
-    keys[w.path] = "warn " + w.reason;
-    warn_items.emplace_back(w.path, "warn " + w.reason);
+    const std::string& key = keys[w.path] = "warn " + w.reason;
+    warn_items.emplace_back(w.path, key);
     StageAdvice::Group g;
     g.name = w.path;
     g.reason = w.reason;

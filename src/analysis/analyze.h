@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,8 +89,8 @@ std::string parent_dir(std::string_view path);
 // directory holding all of them. Returns, per item, that name, or "" when the
 // item stands alone.
 constexpr size_t kDirGroupMin = 4;
-std::vector<std::string> rollup_dirs(const std::vector<std::pair<std::string, std::string>>& items,
-                                     const std::vector<std::pair<std::string, std::string>>& universe);
+using PathKey = std::pair<std::string_view, std::string_view>;  // (path, key)
+std::vector<std::string> rollup_dirs(std::span<const PathKey> items, std::span<const PathKey> universe);
 
 // Roll-up of the data set files (roles dataset(train)/dataset(validation))
 // by directory (rollup_dirs, key: role).

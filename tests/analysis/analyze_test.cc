@@ -178,6 +178,15 @@ TEST(Rollup, ParentDir) {
   EXPECT_EQ(parent_dir("a.png"), "");
 }
 
+// rollup_dirs over owned strings (it takes views).
+std::vector<std::string> rollup_dirs(const std::vector<std::pair<std::string, std::string>>& items,
+                                     const std::vector<std::pair<std::string, std::string>>& universe) {
+  auto views = [](const std::vector<std::pair<std::string, std::string>>& v) {
+    return std::vector<PathKey>(v.begin(), v.end());
+  };
+  return strata::analysis::rollup_dirs(views(items), views(universe));
+}
+
 TEST(Rollup, ClimbsWhileTheParentHoldsOnlyTheSameKey) {
   std::vector<std::pair<std::string, std::string>> items, universe;
   for (int c = 0; c < 3; ++c)

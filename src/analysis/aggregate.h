@@ -136,13 +136,19 @@ struct ProcResult {
 // pointers into its FileTable. A copy of the job has other records, so a
 // copy of the index is empty and unknown (index_data_files again); a move
 // keeps it (the table's records stay where they are).
+enum class Role;  // analyze.h
 struct DataFileIndex {
   std::vector<const FileAgg*> files;
+  // Each of those files' role (file_role, filled by index_file_roles): the
+  // reports ask for a file's role several times, and deciding it again was
+  // a fifth of analyze on a DataLoader trace.
+  std::unordered_map<const FileAgg*, Role> roles;
   bool known = false;
   DataFileIndex() = default;
   DataFileIndex(const DataFileIndex&) {}
   DataFileIndex& operator=(const DataFileIndex&) {
     files.clear();
+    roles.clear();
     known = false;
     return *this;
   }

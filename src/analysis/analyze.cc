@@ -299,9 +299,22 @@ void classify_file(const FileAgg& f, const Job& job, FileVerdict& v, bool with_e
 }
 
 Role file_role(const FileAgg& f, const Job& job) {
+  if (job.data_files.known)
+    if (auto it = job.data_files.roles.find(&f); it != job.data_files.roles.end()) return it->second;
   FileVerdict v;
   classify(f, job, false, v);
   return v.role;
+}
+
+void index_file_roles(Job& job) {
+  auto& roles = job.data_files.roles;
+  roles.clear();
+  roles.reserve(job.data_files.files.size());
+  FileVerdict v;
+  for (const FileAgg* f : job.data_files.files) {
+    classify(*f, job, false, v);
+    roles.emplace(f, v.role);
+  }
 }
 
 namespace {

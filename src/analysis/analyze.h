@@ -73,8 +73,11 @@ FileVerdict classify_file(const FileAgg& f, const Job& job);
 // evidence (v.evidence left empty) where the caller shows none: building its
 // strings costs more than the rest of the verdict.
 void classify_file(const FileAgg& f, const Job& job, FileVerdict& v, bool with_evidence = true);
-// classify_file(f, job).role without building the evidence.
+// classify_file(f, job).role without building the evidence; looked up for
+// the files of a finished job's index.
 Role file_role(const FileAgg& f, const Job& job);
+// Decides the role of every file in job.data_files (after index_data_files).
+void index_file_roles(Job& job);
 
 // Directory part of a path, with its trailing '/': "/d/train/a.png" -> "/d/train/",
 // "/d/train/" -> "/d/"; "" for a path without '/'.

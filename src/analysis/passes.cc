@@ -87,7 +87,10 @@ class JobState final : public PassState {
 
 // Job-wide notes that need the merged job (they depend on every unit).
 void finish_job(Job& job) {
-  if (!job.data_files.known) index_data_files(job);
+  if (!job.data_files.known) {
+    index_data_files(job);
+    index_file_roles(job);
+  }
   if (job.finished) return;
   job.finished = true;
   if (!job.sizes_known)

@@ -38,52 +38,45 @@ constexpr int64_t kMaxFdIndex = 1 << 22;
 
 // ---- CommonValues -----------------------------------------------------------
 
-void CommonValues::track_slow(int64_t v) {
-  for (int i = 0; i < n; ++i) {
-    if (val[i] == v) {
-      ++cnt[i];
-      last = i;
-      return;
-    }
-  }
-  if (n < kMax) {
-    val[n] = v;
-    cnt[n] = 1;
-    last = n;
-    ++n;
-  }
+int CommonValues::find(int64_t v) const {
+  for (int i = 0; i < n_; ++i)
+    if (value(i) == v) return i;
+  return -1;
 }
 
-void CommonValues::merge(const CommonValues& o) {
-  for (int j = 0; j < o.n; ++j) {
-    bool found = false;
-    for (int i = 0; i < n; ++i) {
-      if (val[i] == o.val[j]) {
-        cnt[i] += o.cnt[j];
-        found = true;
-        break;
-      }
-    }
-    if (!found && n < kMax) {
-      val[n] = o.val[j];
-      cnt[n] = o.cnt[j];
-      ++n;
-    }
+void CommonValues::add(int64_t v, int64_t c) {
+  int i = find(v);
+  if (i < 0) {
+    if (n_ == kMax) return;
+    if (n_ == kInline && !spill_) spill_ = std::make_unique<Spill>();
+    i = n_++;
+    (i < kInline ? val_[i] : spill_->val[i - kInline]) = v;
+    count(i) = 0;
   }
+  count(i) += c;
+  last_ = i;
+}
+
+void CommonValues::track_slow(int64_t v) { add(v, 1); }
+
+void CommonValues::merge(const CommonValues& o) {
+  const int last = last_;
+  for (int j = 0; j < o.n_; ++j) add(o.value(j), o.count(j));
+  last_ = last;
 }
 
 void CommonValues::top4(int64_t* vals, int64_t* cnts) const {
   int idx[kMax];
   int m = 0;
-  for (int i = 0; i < n; ++i)
-    if (val[i] != 0) idx[m++] = i;
+  for (int i = 0; i < n_; ++i)
+    if (value(i) != 0) idx[m++] = i;
   std::sort(idx, idx + m, [&](int a, int b) {
-    if (cnt[a] != cnt[b]) return cnt[a] > cnt[b];
-    return val[a] > val[b];
+    if (count(a) != count(b)) return count(a) > count(b);
+    return value(a) > value(b);
   });
   for (int k = 0; k < 4; ++k) {
-    vals[k] = k < m ? val[idx[k]] : 0;
-    cnts[k] = k < m ? cnt[idx[k]] : 0;
+    vals[k] = k < m ? value(idx[k]) : 0;
+    cnts[k] = k < m ? count(idx[k]) : 0;
   }
 }
 
@@ -431,14 +424,10 @@ void CounterEngine::adopt(const PosixRecord& r) {
   rec->access = {};
   rec->stride = {};
   for (int k = 0; k < 4; ++k) {
-    if (r.counters[POSIX_ACCESS1_COUNT + k] > 0) {
-      rec->access.val[rec->access.n] = r.counters[POSIX_ACCESS1_ACCESS + k];
-      rec->access.cnt[rec->access.n++] = r.counters[POSIX_ACCESS1_COUNT + k];
-    }
-    if (r.counters[POSIX_STRIDE1_COUNT + k] > 0) {
-      rec->stride.val[rec->stride.n] = r.counters[POSIX_STRIDE1_STRIDE + k];
-      rec->stride.cnt[rec->stride.n++] = r.counters[POSIX_STRIDE1_COUNT + k];
-    }
+    if (r.counters[POSIX_ACCESS1_COUNT + k] > 0)
+      rec->access.add(r.counters[POSIX_ACCESS1_ACCESS + k], r.counters[POSIX_ACCESS1_COUNT + k]);
+    if (r.counters[POSIX_STRIDE1_COUNT + k] > 0)
+      rec->stride.add(r.counters[POSIX_STRIDE1_STRIDE + k], r.counters[POSIX_STRIDE1_COUNT + k]);
   }
 }
 

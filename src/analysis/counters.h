@@ -19,7 +19,6 @@
 #include <memory>
 #include <new>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace strata::counters {
@@ -131,24 +130,48 @@ struct CounterEvent {
 
 // Darshan's runtime table of common values: the first 32 distinct values with
 // their frequencies. Zero is tracked (it takes a slot) but never reported.
-struct CommonValues {
+// The first kInline values live in the table, the rest in a block allocated
+// by the fifth distinct value: most files see one to four request sizes and
+// strides, and a table of 32 made a record 1 KB larger.
+class CommonValues {
+ public:
   static constexpr int kMax = 32;
-  int64_t val[kMax];
-  int64_t cnt[kMax];
-  int n = 0;
-  int last = 0;  // the slot track() found or filled last
+  static constexpr int kInline = 4;
+  CommonValues() = default;
+  CommonValues(CommonValues&&) noexcept = default;
+  CommonValues& operator=(CommonValues&&) noexcept = default;
+
   void track(int64_t v) {
-    if (last < n && val[last] == v) {  // runs of one value: the slot hit last (values are distinct)
-      ++cnt[last];
+    if (last_ < n_ && value(last_) == v) {  // runs of one value: the slot hit last (values are distinct)
+      ++count(last_);
       return;
     }
     track_slow(v);
   }
-  void track_slow(int64_t v);
+  // Adds `c` occurrences of `v` (a new value is dropped when the table is full).
+  void add(int64_t v, int64_t c);
   void merge(const CommonValues& o);
   // The four most frequent non-zero values, by count then value (descending);
   // unused slots are 0.
   void top4(int64_t* vals, int64_t* cnts) const;
+  int size() const { return n_; }
+
+ private:
+  struct Spill {
+    int64_t val[kMax - kInline];
+    int64_t cnt[kMax - kInline];
+  };
+  int64_t value(int i) const { return i < kInline ? val_[i] : spill_->val[i - kInline]; }
+  int64_t& count(int i) { return i < kInline ? cnt_[i] : spill_->cnt[i - kInline]; }
+  int64_t count(int i) const { return i < kInline ? cnt_[i] : spill_->cnt[i - kInline]; }
+  int find(int64_t v) const;  // slot of v, or -1
+  void track_slow(int64_t v);
+
+  int64_t val_[kInline] = {};
+  int64_t cnt_[kInline] = {};
+  int n_ = 0;
+  int last_ = 0;  // the slot track() found or filled last
+  std::unique_ptr<Spill> spill_;
 };
 
 // Darshan's POSIX record of one file: what reports and the PROFILE payload carry.
@@ -183,10 +206,21 @@ struct StdioRecord {
 // page-faulted most of an analysis of many small files as it grew.
 template <class T>
 class RecordStore {
-  static_assert(std::is_trivially_destructible_v<T>, "chunks are freed without running destructors");
-
  public:
   static constexpr size_t kChunk = 64;
+  RecordStore() = default;
+  RecordStore(RecordStore&& o) noexcept : chunks_(std::move(o.chunks_)), size_(o.size_) { o.size_ = 0; }
+  RecordStore& operator=(RecordStore&& o) noexcept {
+    if (this != &o) {
+      clear();
+      chunks_ = std::move(o.chunks_);
+      size_ = o.size_;
+      o.size_ = 0;
+    }
+    return *this;
+  }
+  ~RecordStore() { clear(); }
+
   class iterator {
    public:
     iterator(const RecordStore* s, size_t i) : s_(s), i_(i) {}
@@ -210,12 +244,20 @@ class RecordStore {
   iterator end() const { return {this, size_}; }
   // A new value-initialised record at the end.
   T& emplace_back() {
-    if (size_ % kChunk == 0) chunks_.emplace_back(static_cast<T*>(::operator new(sizeof(T) * kChunk)));
+    if (size_ % kChunk == 0) {
+      std::unique_ptr<T[], Free> chunk(static_cast<T*>(::operator new(sizeof(T) * kChunk)));
+      chunks_.push_back(std::move(chunk));
+    }
     return *::new (&chunks_.back()[size_++ % kChunk]) T();
+  }
+  void clear() {
+    for (size_t i = 0; i < size_; ++i) (*this)[i].~T();
+    size_ = 0;
+    chunks_.clear();
   }
 
  private:
-  struct Free {
+  struct Free {  // the records were destroyed by clear()
     void operator()(T* p) const { ::operator delete(p); }
   };
   std::vector<std::unique_ptr<T[], Free>> chunks_;

@@ -332,6 +332,25 @@ TEST(Counters, MergeAcrossProcesses) {
   EXPECT_DOUBLE_EQ(r.fcounters[POSIX_F_READ_END_TIMESTAMP], 3.5);
 }
 
+// Tables past their first four values (kept outside the record) merge exactly.
+TEST(Counters, MergeCountsValuesBeyondTheFourth) {
+  Feed a, b;
+  a.open(3);
+  for (int size = 1; size <= 6; ++size) a.read(3, size);
+  b.open(9);
+  for (int size = 5; size <= 10; ++size) b.read(9, size);
+  a.eng.merge(b.eng);
+  const auto& r = a.rec();
+  EXPECT_EQ(r.counters[POSIX_READS], 12);
+  EXPECT_EQ(r.counters[POSIX_ACCESS1_ACCESS], 6);  // 5 and 6 twice: ties by value, descending
+  EXPECT_EQ(r.counters[POSIX_ACCESS1_COUNT], 2);
+  EXPECT_EQ(r.counters[POSIX_ACCESS2_ACCESS], 5);
+  EXPECT_EQ(r.counters[POSIX_ACCESS2_COUNT], 2);
+  EXPECT_EQ(r.counters[POSIX_ACCESS3_ACCESS], 10);
+  EXPECT_EQ(r.counters[POSIX_ACCESS3_COUNT], 1);
+  EXPECT_EQ(r.counters[POSIX_ACCESS4_ACCESS], 9);
+}
+
 TEST(Counters, NamesMatchDarshan) {
   EXPECT_STREQ(kPosixCounterNames[POSIX_OPENS], "POSIX_OPENS");
   EXPECT_STREQ(kPosixCounterNames[POSIX_SLOWEST_RANK_BYTES], "POSIX_SLOWEST_RANK_BYTES");

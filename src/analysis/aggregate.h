@@ -16,6 +16,7 @@
 
 #include "analysis/counters.h"
 #include "analysis/file_table.h"
+#include "analysis/file_verdict.h"
 #include "analysis/intervals.h"
 #include "analysis/model.h"
 
@@ -136,19 +137,18 @@ struct ProcResult {
 // pointers into its FileTable. A copy of the job has other records, so a
 // copy of the index is empty and unknown (index_data_files again); a move
 // keeps it (the table's records stay where they are).
-enum class Role;  // analyze.h
 struct DataFileIndex {
   std::vector<const FileAgg*> files;
-  // Each of those files' role (file_role, filled by index_file_roles): the
-  // reports ask for a file's role several times, and deciding it again was
-  // a fifth of analyze on a DataLoader trace.
-  std::unordered_map<const FileAgg*, Role> roles;
+  // Each of those files' verdict without evidence (index_file_verdicts):
+  // the reports ask for a file's role and figures several times, and
+  // deciding them again was a fifth of analyze on a DataLoader trace.
+  std::unordered_map<const FileAgg*, FileVerdict> verdicts;
   bool known = false;
   DataFileIndex() = default;
   DataFileIndex(const DataFileIndex&) {}
   DataFileIndex& operator=(const DataFileIndex&) {
     files.clear();
-    roles.clear();
+    verdicts.clear();
     known = false;
     return *this;
   }

@@ -294,27 +294,37 @@ FileVerdict classify_file(const FileAgg& f, const Job& job) {
   return v;
 }
 
+namespace {
+
+const FileVerdict* indexed_verdict(const FileAgg& f, const Job& job) {
+  if (!job.data_files.known) return nullptr;
+  auto it = job.data_files.verdicts.find(&f);
+  return it == job.data_files.verdicts.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
 void classify_file(const FileAgg& f, const Job& job, FileVerdict& v, bool with_evidence) {
+  if (!with_evidence)
+    if (const FileVerdict* known = indexed_verdict(f, job)) {
+      v = *known;
+      return;
+    }
   classify(f, job, with_evidence, v);
 }
 
 Role file_role(const FileAgg& f, const Job& job) {
-  if (job.data_files.known)
-    if (auto it = job.data_files.roles.find(&f); it != job.data_files.roles.end()) return it->second;
+  if (const FileVerdict* known = indexed_verdict(f, job)) return known->role;
   FileVerdict v;
   classify(f, job, false, v);
   return v.role;
 }
 
-void index_file_roles(Job& job) {
-  auto& roles = job.data_files.roles;
-  roles.clear();
-  roles.reserve(job.data_files.files.size());
-  FileVerdict v;
-  for (const FileAgg* f : job.data_files.files) {
-    classify(*f, job, false, v);
-    roles.emplace(f, v.role);
-  }
+void index_file_verdicts(Job& job) {
+  auto& verdicts = job.data_files.verdicts;
+  verdicts.clear();
+  verdicts.reserve(job.data_files.files.size());
+  for (const FileAgg* f : job.data_files.files) classify(*f, job, false, verdicts[f]);
 }
 
 namespace {

@@ -49,35 +49,18 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
 // Builds the aggregated job (for tests and tools). Throws InputError.
 Job analyze_job(const AnalyzeOptions& opts);
 
-// File roles (deep-learning I/O patterns).
-enum class Role { kTrainData, kValData, kCheckpoint, kConfig, kLibrary, kLog, kOther };
-const char* role_name(Role r);
-
-struct FileVerdict {
-  Role role = Role::kOther;
-  std::vector<std::string> evidence;
-  size_t nprocs = 0;
-  bool shared = false;          // accessed by more than one process
-  // Literals (string_view: no copy per file).
-  std::string_view access;      // "read-only", "write-only", "read-write", "metadata-only"
-  std::string_view read_extent; // "whole", "partial", "unknown" (per reader, majority)
-  std::string_view pattern;     // "sequential", "random", "mixed", "unknown"
-  double reread = -1;           // bytes read / file extent (-1 unknown)
-  // reread split in opens x per_open: a file read whole once per epoch has
-  // per_open 1; an archive whose index is read again (npz) reads ~1.05 per open.
-  double per_open = -1;         // reread / (opens - fdopens) (-1 unknown or no opens)
-  bool metadata_bound = false;  // metadata time > data time
-};
+// Role, FileVerdict: analysis/file_verdict.h.
 FileVerdict classify_file(const FileAgg& f, const Job& job);
 // The same into v, reusing its storage (a loop over many files); without
 // evidence (v.evidence left empty) where the caller shows none: building its
 // strings costs more than the rest of the verdict.
 void classify_file(const FileAgg& f, const Job& job, FileVerdict& v, bool with_evidence = true);
-// classify_file(f, job).role without building the evidence; looked up for
-// the files of a finished job's index.
+// classify_file(f, job).role without building the evidence.
 Role file_role(const FileAgg& f, const Job& job);
-// Decides the role of every file in job.data_files (after index_data_files).
-void index_file_roles(Job& job);
+// Classifies every file of job.data_files once, without evidence, into
+// job.data_files.verdicts (after index_data_files): file_role and
+// classify_file without evidence then look those files up.
+void index_file_verdicts(Job& job);
 
 // Directory part of a path, with its trailing '/': "/d/train/a.png" -> "/d/train/",
 // "/d/train/" -> "/d/"; "" for a path without '/'.

@@ -89,7 +89,7 @@ class JobState final : public PassState {
 void finish_job(Job& job) {
   if (!job.data_files.known) {
     index_data_files(job);
-    index_file_roles(job);
+    index_file_verdicts(job);
   }
   if (job.finished) return;
   job.finished = true;

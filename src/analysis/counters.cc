@@ -108,15 +108,15 @@ StdioRecord* CounterEngine::stdio_for_file(uint32_t file) {
   return &stdio_[slot - 1];
 }
 
-void CounterEngine::bind_fd(std::vector<uint32_t>& table, int32_t fd, uint32_t idx) {
+template <class T>
+void CounterEngine::bind_fd(std::vector<T*>& table, int32_t fd, T* r) {
   if (fd < 0 || fd >= kMaxFdIndex) return;
-  if (static_cast<size_t>(fd) >= table.size()) table.resize(static_cast<size_t>(fd) + 1, 0);
-  table[fd] = idx;
+  if (static_cast<size_t>(fd) >= table.size()) table.resize(static_cast<size_t>(fd) + 1, nullptr);
+  table[fd] = r;
 }
 
 inline PosixEntry* CounterEngine::posix_for_event(const CounterEvent& e) {
-  if (e.fd >= 0 && static_cast<size_t>(e.fd) < posix_fd_.size() && posix_fd_[e.fd] != 0) {
-    PosixEntry* r = &posix_[posix_fd_[e.fd] - 1];
+  if (PosixEntry* r = at_fd(posix_fd_, e.fd)) {
     // The fd table can be stale when the trace missed a close; trust the path.
     if (e.file == kNoFile || r->file == e.file) return r;
   }
@@ -126,7 +126,7 @@ inline PosixEntry* CounterEngine::posix_for_event(const CounterEvent& e) {
 PosixEntry* CounterEngine::posix_for_event_slow(const CounterEvent& e) {
   PosixEntry* r = posix_for_file(e.file);
   if (r) {
-    bind_fd(posix_fd_, e.fd, posix_by_file_[r->file]);
+    bind_fd(posix_fd_, e.fd, r);
   } else {
     ++unmatched_;
   }
@@ -134,13 +134,12 @@ PosixEntry* CounterEngine::posix_for_event_slow(const CounterEvent& e) {
 }
 
 StdioRecord* CounterEngine::stdio_for_event(const CounterEvent& e) {
-  if (e.fd >= 0 && static_cast<size_t>(e.fd) < stdio_fd_.size() && stdio_fd_[e.fd] != 0) {
-    StdioRecord* r = &stdio_[stdio_fd_[e.fd] - 1];
+  if (StdioRecord* r = at_fd(stdio_fd_, e.fd)) {
     if (e.file == kNoFile || r->file == e.file) return r;
   }
   StdioRecord* r = stdio_for_file(e.file);
   if (r) {
-    bind_fd(stdio_fd_, e.fd, stdio_by_file_[r->file]);
+    bind_fd(stdio_fd_, e.fd, r);
   } else {
     ++unmatched_;
   }
@@ -180,16 +179,14 @@ void CounterEngine::on_posix(const CounterEvent& e) {
       set_start(f[POSIX_F_OPEN_START_TIMESTAMP], e.t1);
       f[POSIX_F_OPEN_END_TIMESTAMP] = e.t2;
       timer_inc_no_overlap(f[POSIX_F_META_TIME], e.t1, e.t2, r->last_meta_end);
-      bind_fd(posix_fd_, e.fd, posix_by_file_[r->file]);
+      bind_fd(posix_fd_, e.fd, r);
       return;
     }
     case Op::kDup:
     case Op::kFileno: {
       if (!e.ok) return;
       PosixEntry* r = nullptr;
-      if (e.op == Op::kDup && e.old_fd >= 0 && static_cast<size_t>(e.old_fd) < posix_fd_.size() &&
-          posix_fd_[e.old_fd] != 0)
-        r = &posix_[posix_fd_[e.old_fd] - 1];
+      if (e.op == Op::kDup) r = at_fd(posix_fd_, e.old_fd);
       if (!r) r = posix_for_file(e.file);
       if (!r) {
         ++unmatched_;
@@ -202,7 +199,7 @@ void CounterEngine::on_posix(const CounterEvent& e) {
       set_start(f[POSIX_F_OPEN_START_TIMESTAMP], e.t1);
       f[POSIX_F_OPEN_END_TIMESTAMP] = e.t2;
       timer_inc_no_overlap(f[POSIX_F_META_TIME], e.t1, e.t2, r->last_meta_end);
-      bind_fd(posix_fd_, e.fd, posix_by_file_[r->file]);
+      bind_fd(posix_fd_, e.fd, r);
       return;
     }
     case Op::kRead:
@@ -289,8 +286,8 @@ void CounterEngine::on_posix(const CounterEvent& e) {
     }
     case Op::kClose: {
       PosixEntry* r = nullptr;
-      if (e.fd >= 0 && static_cast<size_t>(e.fd) < posix_fd_.size() && posix_fd_[e.fd] != 0)
-        r = &posix_[posix_fd_[e.fd] - 1];
+      if (PosixEntry* bound = at_fd(posix_fd_, e.fd))
+        r = bound;
       else if (e.file != kNoFile)
         r = posix_for_file(e.file);
       if (!r) {
@@ -302,7 +299,7 @@ void CounterEngine::on_posix(const CounterEvent& e) {
       set_start(r->fcounters[POSIX_F_CLOSE_START_TIMESTAMP], e.t1);
       r->fcounters[POSIX_F_CLOSE_END_TIMESTAMP] = e.t2;
       timer_inc_no_overlap(r->fcounters[POSIX_F_META_TIME], e.t1, e.t2, r->last_meta_end);
-      if (e.fd >= 0 && static_cast<size_t>(e.fd) < posix_fd_.size()) posix_fd_[e.fd] = 0;
+      if (e.fd >= 0 && static_cast<size_t>(e.fd) < posix_fd_.size()) posix_fd_[e.fd] = nullptr;
       return;
     }
     case Op::kRenameSrc: {
@@ -346,7 +343,7 @@ void CounterEngine::on_stdio(const CounterEvent& e) {
       set_start(r->fcounters[STDIO_F_OPEN_START_TIMESTAMP], e.t1);
       r->fcounters[STDIO_F_OPEN_END_TIMESTAMP] = e.t2;
       timer_inc_no_overlap(r->fcounters[STDIO_F_META_TIME], e.t1, e.t2, r->last_meta_end);
-      bind_fd(stdio_fd_, e.fd, stdio_by_file_[r->file]);
+      bind_fd(stdio_fd_, e.fd, r);
       return;
     }
     case Op::kRead:
@@ -388,8 +385,8 @@ void CounterEngine::on_stdio(const CounterEvent& e) {
     }
     case Op::kClose: {
       StdioRecord* r = nullptr;
-      if (e.fd >= 0 && static_cast<size_t>(e.fd) < stdio_fd_.size() && stdio_fd_[e.fd] != 0)
-        r = &stdio_[stdio_fd_[e.fd] - 1];
+      if (StdioRecord* bound = at_fd(stdio_fd_, e.fd))
+        r = bound;
       else if (e.file != kNoFile)
         r = stdio_for_file(e.file);
       if (!r) {
@@ -399,7 +396,7 @@ void CounterEngine::on_stdio(const CounterEvent& e) {
       set_start(r->fcounters[STDIO_F_CLOSE_START_TIMESTAMP], e.t1);
       r->fcounters[STDIO_F_CLOSE_END_TIMESTAMP] = e.t2;
       timer_inc_no_overlap(r->fcounters[STDIO_F_META_TIME], e.t1, e.t2, r->last_meta_end);
-      if (e.fd >= 0 && static_cast<size_t>(e.fd) < stdio_fd_.size()) stdio_fd_[e.fd] = 0;
+      if (e.fd >= 0 && static_cast<size_t>(e.fd) < stdio_fd_.size()) stdio_fd_[e.fd] = nullptr;
       return;
     }
     default:

@@ -313,7 +313,13 @@ class CounterEngine {
   PosixEntry* posix_for_event(const CounterEvent& e);
   PosixEntry* posix_for_event_slow(const CounterEvent& e);
   StdioRecord* stdio_for_event(const CounterEvent& e);
-  void bind_fd(std::vector<uint32_t>& table, int32_t fd, uint32_t idx);
+  // The record a descriptor is bound to, or nullptr.
+  template <class T>
+  static T* at_fd(const std::vector<T*>& table, int32_t fd) {
+    return fd >= 0 && static_cast<size_t>(fd) < table.size() ? table[fd] : nullptr;
+  }
+  template <class T>
+  static void bind_fd(std::vector<T*>& table, int32_t fd, T* r);
   void on_posix(const CounterEvent& e);
   void on_stdio(const CounterEvent& e);
 
@@ -321,7 +327,9 @@ class CounterEngine {
   RecordStore<PosixEntry> posix_;
   RecordStore<StdioRecord> stdio_;
   std::vector<uint32_t> posix_by_file_, stdio_by_file_;  // file id -> index+1
-  std::vector<uint32_t> posix_fd_, stdio_fd_;             // fd -> index+1
+  // fd -> its record (records never move), nullptr for none.
+  std::vector<PosixEntry*> posix_fd_;
+  std::vector<StdioRecord*> stdio_fd_;
   uint64_t unmatched_ = 0;
   bool rename_src_counted_ = false;  // the last kRenameSrc found its record
 };

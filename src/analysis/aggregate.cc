@@ -721,7 +721,7 @@ void UnitAgg::merge_into(Job& job) {
     r.bytes_written = p.bytes_written;
     r.children = p.children;
     r.bins = p.bins;
-    // A PosixRecord is ~1.8 KB: growing the vector record by record copied and
+    // A PosixRecord is ~0.7 KB: growing the vector record by record copied and
     // page-faulted most of a job's analysis time on traces with many files.
     r.posix.reserve(r.posix.size() + p.engine.posix().size());
     r.stdio.reserve(r.stdio.size() + p.engine.stdio().size());

@@ -351,8 +351,9 @@ std::vector<std::string> rollup_dirs(std::span<const PathKey> items, std::span<c
   for (const auto& [path, key] : universe)
     for (std::string_view d = parent_of(path); !d.empty(); d = d == "/" ? std::string_view() : parent_of(d)) {
       auto [it, fresh] = purity.try_emplace(d, Purity{key, false});
-      // A directory whose first key is this one: the file that brought it
-      // has climbed every directory above with this key already.
+      // A directory whose first key is this one: every directory above it
+      // has this key already, first or as a mix (by induction: the file
+      // that brought it climbed on, or stopped at such a directory).
       if (!fresh && it->second.key == key) break;
       if (!fresh) it->second.mixed = true;
     }
@@ -569,8 +570,10 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
   std::vector<PathKey> pick_items, warn_items;
   std::vector<StageAdvice::Group> pick_groups, warn_groups;
   for (auto& p : a.picks) {
-    // The items view the key in `keys` (a path is picked or warned once).
-    const std::string& key = keys[p.path] = std::string("stage ") + role_name(file_role(job.files.at(p.path), job));
+    // The items view the key in `keys`, never overwritten (a path is
+    // picked or warned once; were it both, its first key would stay).
+    const std::string& key =
+        keys.try_emplace(p.path, std::string("stage ") + role_name(file_role(job.files.at(p.path), job))).first->second;
     pick_items.emplace_back(p.path, key);
     StageAdvice::Group g;
     g.name = p.path;
@@ -583,7 +586,7 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
     pick_groups.push_back(g);
   }
   for (auto& w : a.warning_items) {
-    const std::string& key = keys[w.path] = "warn " + w.reason;
+    const std::string& key = keys.try_emplace(w.path, "warn " + w.reason).first->second;
     warn_items.emplace_back(w.path, key);
     StageAdvice::Group g;
     g.name = w.path;

@@ -417,9 +417,8 @@ inline void min_nonzero(double& into, double v) {
 void CounterEngine::adopt(const PosixRecord& r) {
   PosixEntry* rec = posix_for_file(r.file);
   if (!rec) return;
+  *rec = PosixEntry();  // the running state too: the record starts over from r
   static_cast<PosixRecord&>(*rec) = r;
-  rec->access = {};
-  rec->stride = {};
   for (int k = 0; k < 4; ++k) {
     if (r.counters[POSIX_ACCESS1_COUNT + k] > 0)
       rec->access.add(r.counters[POSIX_ACCESS1_ACCESS + k], r.counters[POSIX_ACCESS1_COUNT + k]);

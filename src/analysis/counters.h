@@ -11,7 +11,8 @@
 //
 // Allocation: records live in chunks allocated once per kChunk new files
 // (RecordStore: they never move); the fd tables are vectors indexed by
-// descriptor. No allocation per event.
+// descriptor. Allocation only for a new file or descriptor number (a chunk
+// every 64 records) and for a common-value table's fifth distinct value.
 #pragma once
 
 #include <cstddef>
@@ -182,8 +183,8 @@ struct PosixRecord {
 };
 
 // A record with the engine's running state for it (Darshan's runtime state,
-// never saved). The common-value tables are most of its ~1.8 KB: a record
-// copied out of the engine (a PosixRecord) leaves them behind.
+// never saved): 912 bytes, of which a record copied out of the engine (a
+// PosixRecord, 696 bytes) leaves the rest behind.
 struct PosixEntry : PosixRecord {
   int64_t offset = 0;
   int64_t last_byte_read = 0;

@@ -351,6 +351,24 @@ TEST(Counters, MergeCountsValuesBeyondTheFourth) {
   EXPECT_EQ(r.counters[POSIX_ACCESS4_ACCESS], 9);
 }
 
+// adopt() replaces the record and its running state: the next read on the
+// still-open descriptor starts from offset 0 again, as on a fresh record.
+TEST(Counters, AdoptStartsTheRecordOver) {
+  Feed f;
+  f.open(3);
+  f.read(3, 4096);
+  PosixRecord r;
+  r.file = 0;
+  f.eng.adopt(r);
+  f.read(3, 4096);
+  const auto& rec = f.rec();
+  EXPECT_EQ(rec.counters[POSIX_READS], 1);
+  EXPECT_EQ(rec.counters[POSIX_SEQ_READS], 0);
+  EXPECT_EQ(rec.counters[POSIX_MAX_BYTE_READ], 4095);
+  EXPECT_EQ(rec.counters[POSIX_ACCESS1_ACCESS], 4096);
+  EXPECT_EQ(rec.counters[POSIX_ACCESS1_COUNT], 1);
+}
+
 TEST(Counters, NamesMatchDarshan) {
   EXPECT_STREQ(kPosixCounterNames[POSIX_OPENS], "POSIX_OPENS");
   EXPECT_STREQ(kPosixCounterNames[POSIX_SLOWEST_RANK_BYTES], "POSIX_SLOWEST_RANK_BYTES");

@@ -427,6 +427,20 @@ void combine_equal(std::deque<FileAgg>& files) {
   files.resize(out + 1);
 }
 
+// The first index at or after `from` whose path is not below `path`
+// (files sorted by path): galloping, as successive lookups move forward.
+size_t lower_bound_from(const std::deque<FileAgg>& files, size_t from, std::string_view path) {
+  size_t lo = from, step = 1;
+  while (lo + step < files.size() && files[lo + step].path < path) {
+    lo += step;
+    step *= 2;
+  }
+  const size_t hi = std::min(files.size(), lo + step + 1);
+  auto it = std::lower_bound(files.begin() + static_cast<ptrdiff_t>(lo), files.begin() + static_cast<ptrdiff_t>(hi), path,
+                             [](const FileAgg& f, std::string_view p) { return f.path < p; });
+  return static_cast<size_t>(it - files.begin());
+}
+
 // Moves the front of `from` to the back of `to`, freeing `from` as it goes.
 void move_front(std::deque<FileAgg>& from, std::deque<FileAgg>& to) {
   to.push_back(std::move(from.front()));
@@ -480,14 +494,29 @@ void FileTable::merge(FileTable& later) {
   } else if (!b.empty() && files_.back().path < b.front().path) {
     while (!b.empty()) move_front(b, files_);
   } else if (!b.empty()) {
-    // Ours first among equal paths: combine_equal keeps unit order.
-    std::deque<FileAgg> all;
-    std::deque<FileAgg>& a = files_;
-    while (!a.empty() && !b.empty()) move_front(by_path(b.front(), a.front()) ? b : a, all);
-    while (!a.empty()) move_front(a, all);
-    while (!b.empty()) move_front(b, all);
-    combine_equal(all);
-    files_ = std::move(all);
+    // Most of a later unit's files are ours already (the data set another
+    // worker read, the same libraries): they join ours in place, ours first.
+    // Only paths new to the table make it merge the two, a copy of every
+    // record: a job of many processes copied its whole table once per
+    // process.
+    std::deque<FileAgg> fresh;
+    size_t at = 0;
+    for (FileAgg& f : b) {
+      at = lower_bound_from(files_, at, f.path);
+      if (at < files_.size() && files_[at].path == f.path)
+        files_[at].absorb(std::move(f));
+      else
+        fresh.push_back(std::move(f));
+    }
+    b = {};
+    if (!fresh.empty()) {
+      std::deque<FileAgg> all;
+      std::deque<FileAgg>& a = files_;
+      while (!a.empty() && !fresh.empty()) move_front(by_path(fresh.front(), a.front()) ? fresh : a, all);
+      while (!a.empty()) move_front(a, all);
+      while (!fresh.empty()) move_front(fresh, all);
+      files_ = std::move(all);
+    }
   }
   b = {};
 }

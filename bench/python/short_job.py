@@ -53,6 +53,9 @@ CONFIGS = {
     "no-numpy-patches": ([], {"STRATA_PY_NUMPY": "0"}),
     "no-python": (["--no-python"], {}),
     "proc-only": (["--layers", "proc", "--no-python"], {}),
+    # The workload again without strata: what the harness itself adds to a
+    # run by its place in the round (should be x1.000).
+    "plain-again": (None, {}),
 }
 
 
@@ -108,6 +111,8 @@ def load_free_counts(strata, tmp, workload):
     lines = ["load-free counts of one run each (perf stat; plain: %d system calls, %d page faults):"
              % (plain["syscalls"], plain["faults"])]
     for c, (options, env_add) in CONFIGS.items():
+        if options is None:  # plain-again
+            continue
         out = os.path.join(tmp, "t-counts-" + c)
         got = perf_counts([strata, "run", "-q", "-o", out] + options + ["--"] + workload, env_add)
         shutil.rmtree(out, ignore_errors=True)
@@ -137,25 +142,34 @@ def quartiles(values):
 def paired(strata, tmp, rounds, workload, configs):
     """Per config, medians over rounds of the paired traced/plain ratios of
     wall and CPU time, and of the CPU milliseconds added (traced - plain).
-    Each round starts at the next config: a fixed order put the same config
-    always first after the plain run and biased it."""
+    Each round starts at the next of (plain, configs...): a fixed order put
+    the same config always first after the plain run and biased it, and on
+    this VM the second of two back-to-back runs is slower than the first,
+    so the plain run takes every place in turn too."""
     runs = {c: {"wall": [], "cpu": [], "cpu_ms": [], "faults": []} for c in configs}
     plain_wall, plain_cpu, plain_faults = [], [], []
+    order = [None] + configs  # None: the plain run each config of the round is paired with
     for r in range(rounds):
-        pw, pc, pf = timed(workload)
+        got = {}
+        first = r % len(order)
+        for c in order[first:] + order[:first]:
+            if c is None or CONFIGS[c][0] is None:
+                got[c] = timed(workload)
+                continue
+            out = os.path.join(tmp, f"t-{c}-{r}")
+            options, env_add = CONFIGS[c]
+            got[c] = timed([strata, "run", "-q", "-o", out] + options + ["--"] + workload, env_add)
+            shutil.rmtree(out, ignore_errors=True)
+        pw, pc, pf = got[None]
         plain_wall.append(pw)
         plain_cpu.append(pc)
         plain_faults.append(pf)
-        first = r % len(configs)
-        for c in configs[first:] + configs[:first]:
-            out = os.path.join(tmp, f"t-{c}-{r}")
-            options, env_add = CONFIGS[c]
-            tw, tc, tf = timed([strata, "run", "-q", "-o", out] + options + ["--"] + workload, env_add)
+        for c in configs:
+            tw, tc, tf = got[c]
             runs[c]["wall"].append(tw / pw)
             runs[c]["cpu"].append(tc / pc)
             runs[c]["cpu_ms"].append((tc - pc) * 1e3)
             runs[c]["faults"].append(tf - pf)
-            shutil.rmtree(out, ignore_errors=True)
     return {
         "plain_wall_s": round(statistics.median(plain_wall), 4),
         "plain_cpu_s": round(statistics.median(plain_cpu), 4),
@@ -184,6 +198,8 @@ def breakdown(result):
         " x%.3f CPU (budget x1.03 wall)"
         % (job["plain_wall_s"], job["plain_cpu_s"], job["default"]["wall"], *job["default"]["wall_quartiles"],
            job["default"]["cpu"]),
+        "the harness: plain against plain again x%.3f wall (quartiles x%.3f-x%.3f), x%.3f CPU"
+        % (job["plain-again"]["wall"], *job["plain-again"]["wall_quartiles"], job["plain-again"]["cpu"]),
         "where the added time goes (differences of configurations):",
         part("fixed costs", "proc-only", None, "launcher, runtime start-up, forks, writer threads"),
         part("POSIX/STDIO events", "no-python", "proc-only", "interposers, rings, encoding"),

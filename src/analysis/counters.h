@@ -155,7 +155,6 @@ class CommonValues {
   // The four most frequent non-zero values, by count then value (descending);
   // unused slots are 0.
   void top4(int64_t* vals, int64_t* cnts) const;
-  int size() const { return n_; }
 
  private:
   struct Spill {

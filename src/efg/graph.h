@@ -8,7 +8,9 @@
 #include <bit>
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,6 +35,17 @@ struct Signature {
   std::string role;
   bool operator==(const Signature&) const = default;
   auto operator<=>(const Signature&) const = default;
+};
+struct SignatureHash {
+  size_t operator()(const Signature& s) const noexcept {
+    size_t h = std::hash<std::string>()(s.function);
+    auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    mix(std::hash<std::string>()(s.file));
+    mix(std::hash<std::string>()(s.layer));
+    mix(std::hash<std::string>()(s.role));
+    mix(static_cast<size_t>(static_cast<uint32_t>(s.size_class)));
+    return h;
+  }
 };
 inline int32_t size_class_of(int64_t size) {
   if (size < 0) return -1;
@@ -115,7 +128,10 @@ struct Graph {
 
  private:
   void merge_arrivals(const Graph& o, const std::vector<uint32_t>& remap);
-  std::map<Signature, uint32_t> index_;
+  // Signature -> node id. Hashed: a job's graphs are merged process by
+  // process, each node looked up again, and ordered compares of four
+  // strings were most of a merge.
+  std::unordered_map<Signature, uint32_t, SignatureHash> index_;
 };
 
 // Directory part of a path ("/data/train/a.bin" -> "/data/train"; "a" -> ".").

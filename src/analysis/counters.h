@@ -9,10 +9,10 @@
 // which follows Darshan's shared-record reduction (sums, min/max timestamps)
 // but merges the 32-entry common-value tables exactly instead of top-4 lists.
 //
-// Allocation: records live in chunks allocated once per kChunk new files
-// (RecordStore: they never move); the fd tables are vectors indexed by
-// descriptor. Allocation only for a new file or descriptor number (a chunk
-// every 64 records) and for a common-value table's fifth distinct value.
+// Allocation: records live in chunks of 64 that never move (RecordStore);
+// the fd tables are vectors indexed by descriptor. Nothing is allocated per
+// event but for a new file, a new descriptor number, or a common-value
+// table's fifth distinct value.
 #pragma once
 
 #include <cstddef>

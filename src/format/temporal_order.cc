@@ -77,15 +77,19 @@ std::vector<uint32_t> decode_order(const TemporalOrder& t) {
     for (const Partition& p : t.partitions[v]) {
       if (p.to >= n || p.block == 0 || p.last < p.first || (p.last > p.first && p.stride < p.block))
         throw std::runtime_error("t-EFG: bad partition at node " + std::to_string(v));
+      // Every bound is checked without adding first: a corrupt block's values
+      // are any 64-bit numbers, and a sum that wraps would index anywhere.
       for (uint64_t s = p.first;; s += p.stride) {
-        if (s + p.block > t.length) throw std::runtime_error("t-EFG: partition beyond the sequence at node " + std::to_string(v));
+        if (p.block > t.length || s > t.length - p.block)
+          throw std::runtime_error("t-EFG: partition beyond the sequence at node " + std::to_string(v));
         if (choices[v].size() < s + p.block) choices[v].resize(s + p.block, UINT32_MAX);
         for (uint64_t b = 0; b < p.block; ++b) {
           if (choices[v][s + b] != UINT32_MAX) throw std::runtime_error("t-EFG: overlapping partitions at node " + std::to_string(v));
           choices[v][s + b] = p.to;
         }
         if (s == p.last || p.stride == 0) break;
-        if (s > p.last) throw std::runtime_error("t-EFG: partition stride misses its last at node " + std::to_string(v));
+        if (s > p.last || p.stride > p.last - s)
+          throw std::runtime_error("t-EFG: partition stride misses its last at node " + std::to_string(v));
       }
     }
   std::vector<uint32_t> seq;

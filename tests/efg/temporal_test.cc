@@ -65,6 +65,14 @@ TEST(EfgTemporal, MalformedPartitionsAreRefused) {
   TemporalOrder beyond = t;
   beyond.partitions[1][0].last = 1000;
   EXPECT_THROW(decode_order(beyond), std::runtime_error);
+  // Values whose sums wrap past 2^64 (found by fuzz_efg): refused, never used as indices.
+  const uint64_t max = UINT64_MAX;
+  for (const Partition& wraps : {Partition{3, max, max, 0, 1}, Partition{3, 1, max, max, 1}, Partition{3, 1, 1, 0, max},
+                                 Partition{3, 2, max - 1, max - 2, 1}}) {
+    TemporalOrder bad = t;
+    bad.partitions[2] = {wraps};
+    EXPECT_THROW(decode_order(bad), std::runtime_error) << wraps.first << " " << wraps.last << " " << wraps.stride;
+  }
 }
 
 }  // namespace

@@ -288,19 +288,34 @@ std::vector<fs::path> missing_dirs(const fs::path& dir) {
 // Signals a user may send to `strata run` and that go on to the command.
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
-volatile sig_atomic_t child_pid = -1;
+// Whether strata passes a signal on to the command: only one another process
+// sent (kill(1), a batch system). Not one from the terminal or the kernel
+// (si_pid 0: ^C, ^\ and hang-up reach the command through its process group
+// already, and a second copy would count twice), and not one the command
+// itself sent to its parent or group.
+bool should_forward(const siginfo_t& si, pid_t child) {
+  if (si.si_pid == 0 || si.si_pid == child) return false;
+  return si.si_code == SI_USER || si.si_code == SI_QUEUE || si.si_code == SI_TKILL;
+}
 
-// Forwards a signal another process sent to strata (kill(1), a batch system).
-// Not one from the terminal or the kernel (si_pid 0: ^C, ^\ and hang-up reach
-// the command through its process group already, and a second copy would
-// count twice), and not one the command itself sent to its parent or group.
-void forward_signal(int sig, siginfo_t* si, void*) {
-  const pid_t child = child_pid;
-  if (child <= 0 || !si || si->si_pid == 0 || si->si_pid == child) return;
-  if (si->si_code != SI_USER && si->si_code != SI_QUEUE && si->si_code != SI_TKILL) return;
-  int saved = errno;
-  kill(child, sig);
-  errno = saved;
+// Waits for the command while forwarding the signals in `fwd` (blocked, with
+// SIGCHLD, in every thread of strata since before the fork). Signals are
+// taken synchronously (sigtimedwait), not by a handler: nothing runs at an
+// arbitrary point of strata, and a runtime that defers asynchronous signals
+// (ThreadSanitizer's) cannot hold one back until the command is gone.
+int wait_forwarding(pid_t child, const sigset_t& fwd) {
+  sigset_t wake = fwd;
+  sigaddset(&wake, SIGCHLD);
+  int status = 0;
+  for (;;) {
+    const pid_t r = waitpid(child, &status, WNOHANG);
+    if (r == child) return status;
+    if (r < 0 && errno != EINTR) return 0;  // not our child any more (cannot happen: SIGCHLD is not ignored)
+    siginfo_t si{};
+    const timespec tick{1, 0};  // a bound: SIGCHLD wakes it at once
+    const int sig = sigtimedwait(&wake, &si, &tick);
+    if (sig > 0 && sig != SIGCHLD && should_forward(si, child)) kill(child, sig);
+  }
 }
 
 // After the command returned: the processes it left running (daemonised
@@ -401,30 +416,30 @@ int run_command(RunOptions o) {
   for (auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
-  // A signal strata may forward is handled from before the fork on (blocked
-  // until child_pid is known); one ignored by whoever started strata stays
-  // ignored, for strata and the command alike.
-  sigset_t fwd, old_mask;
+  // The signals strata forwards, and SIGCHLD, are blocked from before the
+  // fork on in strata (the live server's threads inherit the mask) and taken
+  // by wait_forwarding; the command gets strata's own mask and dispositions
+  // back before exec: one ignored by whoever started strata stays ignored by
+  // the command, which drops a forwarded copy as it would the original.
+  // SIGCHLD is set to its default in strata alone: ignored, the kernel would
+  // reap the command before strata could read its status.
+  sigset_t fwd, blocked, old_mask;
   sigemptyset(&fwd);
   for (int sig : kForwarded) sigaddset(&fwd, sig);
-  sigprocmask(SIG_BLOCK, &fwd, &old_mask);
-  struct sigaction old_act[std::size(kForwarded)];
-  for (size_t i = 0; i < std::size(kForwarded); ++i) {
-    sigaction(kForwarded[i], nullptr, &old_act[i]);
-    if (old_act[i].sa_handler == SIG_IGN) continue;
-    struct sigaction sa {};
-    sa.sa_sigaction = forward_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(kForwarded[i], &sa, nullptr);
-  }
+  blocked = fwd;
+  sigaddset(&blocked, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &blocked, &old_mask);
+  struct sigaction old_chld {}, dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGCHLD, &dfl, &old_chld);
   // The child reports a failed exec through this pipe (closed by a good exec).
   int report[2] = {-1, -1};
   if (pipe2(report, O_CLOEXEC) != 0) report[0] = report[1] = -1;
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
-    for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old_act[i], nullptr);
+    sigaction(SIGCHLD, &old_chld, nullptr);
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     if (report[0] >= 0) close(report[0]);
     execvp(argv[0], argv.data());
@@ -432,10 +447,8 @@ int run_command(RunOptions o) {
     if (report[1] >= 0) (void)!write(report[1], &err, sizeof err);
     _exit(err == ENOENT ? 127 : 126);
   }
-  child_pid = pid;
   // Started after the fork: the command inherits none of its sockets.
   auto server = o.live ? start_live_server(o, dir) : nullptr;
-  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   int exec_err = 0;
   if (report[1] >= 0) {
     close(report[1]);
@@ -445,10 +458,9 @@ int run_command(RunOptions o) {
     if (n != sizeof exec_err) exec_err = 0;
     close(report[0]);
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  child_pid = -1;
+  // Signals stay blocked to the end: one that comes after the command ended
+  // has nobody to go to, and must not end strata before it reports.
+  const int status = wait_forwarding(pid, fwd);
   if (server) server->stop();
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   drop_empty_log();

@@ -69,6 +69,27 @@ TEST(Launcher, CommandKilledByAForwardedSignalGives128PlusSignal) {
   EXPECT_EQ(r.code, 128 + SIGUSR2) << r.err;
 }
 
+// Started with SIGCHLD ignored (a daemon or batch shell that ignores it, then
+// execs): the kernel would reap the command itself, and strata returned 0
+// whatever the command's status. The command still inherits the ignored
+// disposition, as it would without strata.
+TEST(Launcher, ReturnsTheStatusWhenStartedWithSigchldIgnored) {
+  TempDir tmp;
+  const std::string ignore_then_exec =
+      "import signal, os, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])";
+  const std::vector<std::string> command = {"/usr/bin/python3", "-c",
+                                            "import signal, sys; print(signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN); sys.exit(7)"};
+  std::vector<std::string> plain = {"/usr/bin/python3", "-c", ignore_then_exec};
+  plain.insert(plain.end(), command.begin(), command.end());
+  std::vector<std::string> traced = {"/usr/bin/python3", "-c", ignore_then_exec, kStrata, "run", "-q", "-o", tmp.sub("trace"), "--"};
+  traced.insert(traced.end(), command.begin(), command.end());
+  RunResult p = run(plain, 30), t = run(traced, 30);
+  EXPECT_EQ(p.code, 7) << p.err;
+  EXPECT_EQ(t.code, 7) << t.err;
+  EXPECT_EQ(p.out, "True\n");
+  EXPECT_EQ(t.out, p.out);
+}
+
 // ---- the lean launcher ------------------------------------------------------------
 
 // `strata run` stays alive for the whole job: it is the lean front binary,

@@ -16,15 +16,18 @@ using namespace core_test;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;  // ASan reserves terabytes of address space: no RLIMIT_AS
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// ASan and TSan reserve terabytes of address space for their shadow memory:
+// under RLIMIT_AS they cannot start. The errors are still checked, the
+// bound on memory only in the plain build.
+constexpr bool kSanitizerShadow = true;
 #else
-constexpr bool kAsan = false;
+constexpr bool kSanitizerShadow = false;
 #endif
 
-// argv under `ulimit -v` (KiB of address space) unless built with ASan.
+// argv under `ulimit -v` (KiB of address space) unless built with a sanitizer.
 RunResult run_limited(const std::vector<std::string>& argv, long kib, int timeout_s = 60) {
-  if (kAsan) return run(argv, timeout_s);
+  if (kSanitizerShadow) return run(argv, timeout_s);
   std::string cmd = "ulimit -v " + std::to_string(kib) + " && exec";
   for (auto& a : argv) cmd += " '" + a + "'";
   return run({"/bin/sh", "-c", cmd}, timeout_s);

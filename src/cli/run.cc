@@ -298,11 +298,28 @@ bool should_forward(const siginfo_t& si, pid_t child) {
   return si.si_code == SI_USER || si.si_code == SI_QUEUE || si.si_code == SI_TKILL;
 }
 
+volatile sig_atomic_t child_pid = -1;
+pid_t waiting_tid = -1;  // the thread that runs wait_forwarding
+
+// A forwarded signal that reaches another thread of strata, one that does not
+// block it: a thread a library preloaded into strata started before
+// run_command (a site's monitoring agent). Without a handler it would end
+// strata by the signal's default action and leave the command orphaned. It is
+// sent on to the waiting thread, which blocks it until sigtimedwait takes it
+// and forwards it (the command may not be forked yet: this is one signal
+// handler for every moment).
+void redirect_stray_signal(int sig, siginfo_t* si, void*) {
+  if (!si || !should_forward(*si, child_pid)) return;
+  const int saved = errno;
+  tgkill(getpid(), waiting_tid, sig);
+  errno = saved;
+}
+
 // Waits for the command while forwarding the signals in `fwd` (blocked, with
-// SIGCHLD, in every thread of strata since before the fork). Signals are
-// taken synchronously (sigtimedwait), not by a handler: nothing runs at an
-// arbitrary point of strata, and a runtime that defers asynchronous signals
-// (ThreadSanitizer's) cannot hold one back until the command is gone.
+// SIGCHLD, in every thread strata starts, from before the fork on). Signals
+// are taken synchronously (sigtimedwait), not by a handler: nothing runs at
+// an arbitrary point of strata, and a runtime that defers asynchronous
+// signals (ThreadSanitizer's) cannot hold one back until the command is gone.
 int wait_forwarding(pid_t child, const sigset_t& fwd) {
   sigset_t wake = fwd;
   sigaddset(&wake, SIGCHLD);
@@ -310,7 +327,11 @@ int wait_forwarding(pid_t child, const sigset_t& fwd) {
   for (;;) {
     const pid_t r = waitpid(child, &status, WNOHANG);
     if (r == child) return status;
-    if (r < 0 && errno != EINTR) return 0;  // not our child any more (cannot happen: SIGCHLD is not ignored)
+    if (r < 0 && errno != EINTR) {  // cannot happen while SIGCHLD has its default action; never a success
+      std::fprintf(stderr, "strata: lost track of the command (pid %d): waitpid: %s\n", static_cast<int>(child),
+                   std::strerror(errno));
+      return W_EXITCODE(1, 0);
+    }
     siginfo_t si{};
     const timespec tick{1, 0};  // a bound: SIGCHLD wakes it at once
     const int sig = sigtimedwait(&wake, &si, &tick);
@@ -418,7 +439,8 @@ int run_command(RunOptions o) {
 
   // The signals strata forwards, and SIGCHLD, are blocked from before the
   // fork on in strata (the live server's threads inherit the mask) and taken
-  // by wait_forwarding; the command gets strata's own mask and dispositions
+  // by wait_forwarding (a thread strata did not start hands them on with
+  // redirect_stray_signal); the command gets strata's own mask and dispositions
   // back before exec: one ignored by whoever started strata stays ignored by
   // the command, which drops a forwarded copy as it would the original.
   // SIGCHLD is set to its default in strata alone: ignored, the kernel would
@@ -433,6 +455,15 @@ int run_command(RunOptions o) {
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   sigaction(SIGCHLD, &dfl, &old_chld);
+  waiting_tid = gettid();
+  struct sigaction old_act[std::size(kForwarded)];
+  for (size_t i = 0; i < std::size(kForwarded); ++i) {
+    struct sigaction sa {};
+    sa.sa_sigaction = redirect_stray_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    sigaction(kForwarded[i], &sa, &old_act[i]);
+  }
   // The child reports a failed exec through this pipe (closed by a good exec).
   int report[2] = {-1, -1};
   if (pipe2(report, O_CLOEXEC) != 0) report[0] = report[1] = -1;
@@ -440,6 +471,7 @@ int run_command(RunOptions o) {
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     sigaction(SIGCHLD, &old_chld, nullptr);
+    for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old_act[i], nullptr);
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     if (report[0] >= 0) close(report[0]);
     execvp(argv[0], argv.data());
@@ -447,6 +479,7 @@ int run_command(RunOptions o) {
     if (report[1] >= 0) (void)!write(report[1], &err, sizeof err);
     _exit(err == ENOENT ? 127 : 126);
   }
+  child_pid = pid;
   // Started after the fork: the command inherits none of its sockets.
   auto server = o.live ? start_live_server(o, dir) : nullptr;
   int exec_err = 0;
@@ -461,6 +494,7 @@ int run_command(RunOptions o) {
   // Signals stay blocked to the end: one that comes after the command ended
   // has nobody to go to, and must not end strata before it reports.
   const int status = wait_forwarding(pid, fwd);
+  child_pid = -1;
   if (server) server->stop();
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   drop_empty_log();

@@ -90,6 +90,39 @@ TEST(Launcher, ReturnsTheStatusWhenStartedWithSigchldIgnored) {
   EXPECT_EQ(t.out, p.out);
 }
 
+// A library preloaded into strata itself starts a thread that blocks no
+// signal. A TERM sent to strata while its main thread is not waiting in
+// sigtimedwait (here: as soon as the command is forked, before its exec) goes
+// to that thread; without strata's handler it ended strata by the default
+// action and left the command running, orphaned. Sent later, the main thread
+// takes it: the test then passes either way, it cannot fail spuriously.
+TEST(Launcher, ForwardsASignalThatAThreadOfAPreloadedLibraryReceives) {
+  TempDir tmp;
+  const char* asan = std::getenv("ASAN_OPTIONS");  // the library comes before ASan's runtime
+  const std::vector<std::string> env = {std::string("LD_PRELOAD=") + THREAD_AT_LOAD_LIB,
+                                        std::string("ASAN_OPTIONS=") + (asan ? std::string(asan) + ":" : "") +
+                                            "verify_asan_link_order=0"};
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Child c = start({kStrata, "run", "-q", "-o", tmp.sub("trace" + std::to_string(attempt)), "--", "/bin/sleep", "20"}, env);
+    const std::string children = "/proc/" + std::to_string(c.pid) + "/task/" + std::to_string(c.pid) + "/children";
+    // Polled without sleeping (bounded): the window before the exec is short.
+    pid_t command = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (command <= 0 && std::chrono::steady_clock::now() < deadline) {
+      std::ifstream f(children);
+      if (!(f >> command)) command = 0;
+    }
+    ASSERT_GT(command, 0) << "no command forked within 20 s";
+    ASSERT_EQ(kill(c.pid, SIGTERM), 0);
+    RunResult r = finish(c, 30);
+    const bool orphaned = kill(command, 0) == 0;
+    if (orphaned) kill(command, SIGKILL);  // the command this test started, by pid
+    EXPECT_EQ(r.signal, 0) << "strata died of the signal";
+    EXPECT_EQ(r.code, 128 + SIGTERM) << r.err;
+    EXPECT_FALSE(orphaned) << "the command outlived strata";
+  }
+}
+
 // ---- the lean launcher ------------------------------------------------------------
 
 // `strata run` stays alive for the whole job: it is the lean front binary,

@@ -305,7 +305,9 @@ TEST(EfgE2E, CompressIsLosslessForEveryReader) {
   RunResult n = run({kStrata, "efg", trace, "--compress", "--no-times", "-o", seq}, 120);
   ASSERT_EQ(n.code, 0) << describe(n);
   EXPECT_NE(n.err.find("times dropped"), std::string::npos) << n.err;
-  EXPECT_LT(trace_bytes(seq) * 2, trace_bytes(trace));  // 1,016 events: the dictionary dominates
+  // Without the two time columns, smaller than with them. (Not a ratio to the
+  // traced file: its size moves with the run's timings, ~4.4-4.9 KB here.)
+  EXPECT_LT(trace_bytes(seq), trace_bytes(small)) << trace_bytes(seq) << " " << trace_bytes(small) << " " << trace_bytes(trace);
   // Order and arguments stay: the same loops, and cat differs only in times.
   auto j = efg_json(seq);
   EXPECT_EQ(std::string(j->root["processes"].at(0)["structure"].get_string().value()),

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -298,8 +299,12 @@ bool should_forward(const siginfo_t& si, pid_t child) {
   return si.si_code == SI_USER || si.si_code == SI_QUEUE || si.si_code == SI_TKILL;
 }
 
-volatile sig_atomic_t child_pid = -1;
-pid_t waiting_tid = -1;  // the thread that runs wait_forwarding
+// Read by redirect_stray_signal on another thread: atomics (lock-free, so
+// safe in a handler), not volatile sig_atomic_t, which is only for a handler
+// on the same thread.
+std::atomic<pid_t> child_pid{-1};
+std::atomic<pid_t> waiting_tid{-1};  // the thread that runs wait_forwarding
+static_assert(std::atomic<pid_t>::is_always_lock_free);
 
 // A forwarded signal that reaches another thread of strata, one that does not
 // block it: a thread a library preloaded into strata started before
@@ -309,9 +314,9 @@ pid_t waiting_tid = -1;  // the thread that runs wait_forwarding
 // and forwards it (the command may not be forked yet: this is one signal
 // handler for every moment).
 void redirect_stray_signal(int sig, siginfo_t* si, void*) {
-  if (!si || !should_forward(*si, child_pid)) return;
+  if (!si || !should_forward(*si, child_pid.load())) return;
   const int saved = errno;
-  tgkill(getpid(), waiting_tid, sig);
+  tgkill(getpid(), waiting_tid.load(), sig);
   errno = saved;
 }
 

@@ -20,6 +20,7 @@ costs in CPU milliseconds. Budget: default within 3% of plain.
 """
 import argparse
 import json
+import math
 import os
 import resource
 import shutil
@@ -139,6 +140,26 @@ def quartiles(values):
     return [round(q[0], 4), round(q[2], 4)]
 
 
+def median_interval(values, confidence=0.95):
+    """A distribution-free confidence interval of the median (order
+    statistics: the number of values below the true median is binomial with
+    p = 1/2), so that a median ratio is read with how well the rounds pin it
+    down; [] with fewer than 6 rounds, too few for a 95% interval."""
+    n = len(values)
+    if n < 6:
+        return []
+    v = sorted(values)
+    below, k = 0.0, 0  # P(Binomial(n, 1/2) < k + 1), k the largest with it <= (1 - confidence) / 2
+    for i in range(n + 1):
+        below += math.comb(n, i) / 2.0 ** n
+        if below > (1 - confidence) / 2:
+            k = i
+            break
+    if k == 0:
+        return []
+    return [round(v[k - 1], 4), round(v[n - k], 4)]
+
+
 def paired(strata, tmp, rounds, workload, configs):
     """Per config, medians over rounds of the paired traced/plain ratios of
     wall and CPU time, and of the CPU milliseconds added (traced - plain).
@@ -175,7 +196,9 @@ def paired(strata, tmp, rounds, workload, configs):
         "plain_cpu_s": round(statistics.median(plain_cpu), 4),
         "plain_faults": statistics.median(plain_faults),
         **{c: {**{k: round(statistics.median(v), 4) for k, v in runs[c].items()},
-                  "wall_quartiles": quartiles(runs[c]["wall"])} for c in configs},
+                  "wall_quartiles": quartiles(runs[c]["wall"]),
+                  "wall_median_95": median_interval(runs[c]["wall"]),
+                  "cpu_median_95": median_interval(runs[c]["cpu"])} for c in configs},
     }
 
 
@@ -193,11 +216,15 @@ def breakdown(result):
         return "  %-30s %+6.1f%% wall %+6.1f%% CPU (%+.0f ms CPU)  %s" % (
             name, 100 * wall, 100 * cpu, cpu * plain_cpu_ms, what)
 
+    def interval(c, k):
+        ci = job[c][k + "_median_95"]
+        return "median's 95%% interval x%.3f-x%.3f" % tuple(ci) if ci else "too few rounds for an interval"
+
     lines = [
-        "short job: plain %.2f s wall, %.2f s CPU; default traced x%.3f wall (rounds' quartiles x%.3f-x%.3f),"
-        " x%.3f CPU (budget x1.03 wall)"
+        "short job: plain %.2f s wall, %.2f s CPU; default traced x%.3f wall (rounds' quartiles x%.3f-x%.3f,"
+        " %s), x%.3f CPU (%s) (budget x1.03 wall)"
         % (job["plain_wall_s"], job["plain_cpu_s"], job["default"]["wall"], *job["default"]["wall_quartiles"],
-           job["default"]["cpu"]),
+           interval("default", "wall"), job["default"]["cpu"], interval("default", "cpu")),
         "the harness: plain against plain again x%.3f wall (quartiles x%.3f-x%.3f), x%.3f CPU"
         % (job["plain-again"]["wall"], *job["plain-again"]["wall_quartiles"], job["plain-again"]["cpu"]),
         "where the added time goes (differences of configurations):",

@@ -167,6 +167,11 @@ void thread_exit(void* p) {
   t_state = nullptr;
   t_done = true;
   s->status.store(static_cast<int>(ThreadStatus::kExited), std::memory_order_release);
+  // A program that starts thread after thread would otherwise map a ring per
+  // thread until the writer's next periodic round frees the exited ones
+  // (4 MiB of address space each: RLIMIT_AS counts it). Past a few rings the
+  // writer is asked to free this one now, for the next thread to take.
+  if (g.thread_states.load(std::memory_order_relaxed) > kRingsBeforeRecycling) writer_wake();
 }
 
 void fork_prepare() {
@@ -226,8 +231,14 @@ ThreadState* create_thread_state() {
     }
   }
   if (!s) {
+    const int saved_errno = errno;  // a refused mapping must not show in the program's errno
     void* mem = sys::map(sizeof(ThreadState));
     void* slots = sys::map_ring(g.cfg.buffer_bytes);
+    if (!mem || !slots) {
+      if (mem) sys::unmap(mem, sizeof(ThreadState));
+      if (slots) sys::unmap(slots, g.cfg.buffer_bytes);
+    }
+    errno = saved_errno;  // also advice an older kernel refuses (map_ring)
     if (!mem || !slots) {
       t_done = true;
       return nullptr;
@@ -236,12 +247,16 @@ ThreadState* create_thread_state() {
     s->ring.capacity = g.cfg.buffer_bytes / sizeof(RawEvent);
     s->ring.slots = static_cast<RawEvent*>(slots);
     s->ring.quarter_mask = s->ring.capacity / 4 - 1;
+    g.thread_states.fetch_add(1, std::memory_order_relaxed);
     ThreadState* head = g.threads.load(std::memory_order_relaxed);
     do {
       s->next = head;
     } while (!g.threads.compare_exchange_weak(head, s, std::memory_order_release, std::memory_order_relaxed));
   }
   s->tid = static_cast<uint32_t>(sys::gettid());
+  // A thread strata did not see created (C11 thrd_create, raw clone): no
+  // interposer may bypass glibc's cancellation bracket from now on (direct.h).
+  if (s->tid != static_cast<uint32_t>(g.pid)) g_hot.direct = false;
   s->busy = 0;
   s->ctx = 0;
   s->ntags = 0;

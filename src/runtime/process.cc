@@ -5,7 +5,9 @@
 // environment that lacks strata's variables get them back, so every process
 // of the job is traced.
 #include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include <alloca.h>
@@ -15,6 +17,8 @@
 
 #include "runtime/real.h"
 #include "runtime/state.h"
+#include "runtime/sys.h"
+#include "runtime/writer.h"
 
 using namespace strata::runtime;
 
@@ -24,6 +28,10 @@ namespace {
 STRATA_REAL_DECL(fork);
 STRATA_REAL_DECL(vfork);
 STRATA_REAL_DECL(pthread_create);
+STRATA_REAL_DECL(thrd_create);
+STRATA_REAL_DECL(pthread_exit);
+STRATA_REAL_DECL(unshare);
+STRATA_REAL_DECL(setns);
 STRATA_REAL_DECL(posix_spawn);
 STRATA_REAL_DECL(posix_spawnp);
 STRATA_REAL_DECL(execve);
@@ -115,6 +123,24 @@ int exec_op(Fn fn, const char* program, Call call) {
   argv[0] = const_cast<char*>(arg0);                     \
   for (size_t i = 1; i <= nargs; ++i) argv[i] = va_arg(ap, char*);
 
+// A new user namespace (and unsharing signal handlers or memory) needs a
+// process of one thread, and joining a mount namespace a thread whose fs
+// context (cwd, root) no other thread shares: the writer thread steps aside
+// for the call, its rings keeping their events, and starts again after it
+// (a writer just started may not have taken its own fs context yet). setns()
+// with type 0 may name either kind.
+template <class Call>
+int with_writer_paused(bool needs_one_thread, Call call) {
+  const bool paused = needs_one_thread && g_hot.active && !is_vfork_child() && writer_pause();
+  const int r = call();
+  if (paused) {
+    const int saved_errno = errno;
+    writer_resume();
+    errno = saved_errno;
+  }
+  return r;
+}
+
 }  // namespace
 
 extern "C" {
@@ -125,6 +151,31 @@ extern "C" {
 int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg) {
   g_hot.direct = false;
   return REAL(pthread_create)(thread, attr, start, arg);
+}
+
+// C11 threads: glibc creates them without going through pthread_create.
+int thrd_create(thrd_t* thread, thrd_start_t start, void* arg) {
+  g_hot.direct = false;
+  return REAL(thrd_create)(thread, start, arg);
+}
+
+// The main thread leaving through pthread_exit: glibc ends the process when
+// the last thread exits, and the writer thread would be that last thread;
+// it is told to end the process in its place (writer.cc).
+void pthread_exit(void* retval) {
+  if (g_hot.active && !is_vfork_child() && sys::gettid() == sys::getpid()) writer_note_main_exit();
+  REAL(pthread_exit)(retval);
+  __builtin_unreachable();
+}
+
+int unshare(int flags) {
+  const bool one_thread = flags & (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM);
+  return with_writer_paused(one_thread, [&] { return REAL(unshare)(flags); });
+}
+
+int setns(int fd, int nstype) {
+  const bool one_thread = nstype == 0 || (nstype & (CLONE_NEWUSER | CLONE_NEWNS));
+  return with_writer_paused(one_thread, [&] { return REAL(setns)(fd, nstype); });
 }
 
 pid_t fork(void) {

@@ -88,6 +88,7 @@ struct Globals {
   FdTable fds;
   std::atomic<uint32_t> cwd_sid{0};
   std::atomic<ThreadState*> threads{nullptr};
+  std::atomic<uint32_t> thread_states{0};  // how many are mapped (each with its ring)
   pthread_key_t thread_key{};
   int pid = 0, ppid = 0;
   uint64_t start_wall_ns = 0, start_mono_ns = 0, start_ticks = 0;
@@ -97,6 +98,9 @@ struct Globals {
   bool direct_eligible = false;  // direct.h: all but the thread count allow direct calls
 };
 extern Globals g __attribute__((visibility("hidden")));
+// Thread states (and rings) mapped before an exiting thread has the writer
+// free its ring at once (thread_exit in core.cc, drain in writer.cc).
+inline constexpr uint32_t kRingsBeforeRecycling = 8;
 
 // Ticks -> CLOCK_MONOTONIC ns.
 inline uint64_t ticks_to_ns(uint64_t t) {

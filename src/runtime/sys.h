@@ -62,6 +62,9 @@ inline long fstat(int fd, struct stat* st) { return syscall(SYS_fstat, fd, st); 
 // every descriptor in that copy (Linux >= 5.9): what the thread opens then is
 // invisible to, and untouchable by, the rest of the process.
 inline long own_fd_table() { return syscall(SYS_close_range, 0u, ~0u, 2u /*CLOSE_RANGE_UNSHARE*/); }
+// Working directory, root and umask of this thread's own: the kernel refuses
+// setns() into a mount namespace to a thread whose fs context is shared.
+inline long own_fs_context() { return syscall(SYS_unshare, 0x00000200 /*CLONE_FS*/); }
 inline long readlink(const char* path, char* buf, size_t n) { return syscall(SYS_readlinkat, -100, path, buf, n); }
 inline int rename(const char* from, const char* to) {
   return static_cast<int>(syscall(SYS_renameat, -100, from, -100, to));

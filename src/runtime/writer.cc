@@ -61,6 +61,8 @@ struct WriterState {
   std::atomic<std::atomic<uint32_t>*> wake_ptr{nullptr};
   uint32_t writer_tid = 0;  // the thread the PROC "mode" events are written for
   std::atomic<bool> stop{false};
+  // The main thread left through pthread_exit (writer_note_main_exit).
+  std::atomic<bool> main_exited{false};
   // Flush requests: a ticket count (high bits) and the flags asked for since
   // the writer last took them (kFlushBit, kFinalBit). The writer takes the
   // flags and the ticket count at once and, when done, publishes that count
@@ -163,6 +165,19 @@ void open_transient() {
     return;
   }
   w.fd = fd;
+}
+
+// A writer thread started again for a file it had open: the previous
+// thread's private descriptor went with it. Without one, each flush opens
+// the file by path (FileLease).
+void reopen_private() {
+  int fd = sys::open(w.path, O_WRONLY | O_CLOEXEC, 0);
+  if (fd < 0) return;
+  if (!is_trace_file(fd)) {
+    sys::close(fd);
+    return;
+  }
+  w.private_fd = fd;
 }
 
 bool append(const void* data, size_t n) {
@@ -436,13 +451,17 @@ void consume(const Ring& r, uint64_t tail, uint64_t head) {
 void drain(uint64_t min_events) {
   const LiveMode mode = live_mode();
   const bool encode = mode == LiveMode::kTrace || mode == LiveMode::kSmart;
+  // Past a few rings, those of exited threads are written out whatever they
+  // hold, so that they are free for the next threads (thread_exit, core.cc).
+  const bool recycle = g.thread_states.load(std::memory_order_relaxed) > kRingsBeforeRecycling;
   for (ThreadState* s = g.threads.load(std::memory_order_acquire); s; s = s->next) {
     int status = s->status.load(std::memory_order_acquire);
     if (status == static_cast<int>(ThreadStatus::kFree)) continue;
     Ring& r = s->ring;
     uint64_t head = r.head.load(std::memory_order_acquire);
     uint64_t tail = r.tail.load(std::memory_order_relaxed);
-    if (head - tail >= min_events && head != tail) {
+    const bool exited = status == static_cast<int>(ThreadStatus::kExited);
+    if ((head - tail >= min_events || (recycle && exited)) && head != tail) {
       bool dict_ok = w.have_file && emit_dict();
       if (dict_ok) emit_thread_name(s, emitted_name_of(s));
       consume(r, tail, head);
@@ -610,6 +629,26 @@ void writer_round(uint64_t interval_ns) {
   pthread_mutex_unlock(&w.mu);
 }
 
+// Whether no application thread is left: the process holds the writer and
+// the main thread's zombie (a thread group leader that exited stays counted
+// in /proc until the whole group ends), nothing else. Read from /proc since
+// threads strata never saw (C11, raw clone) count too.
+bool only_writer_left() {
+  char buf[1024];
+  const int fd = sys::open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const long n = sys::read(fd, buf, sizeof(buf) - 1);
+  sys::close(fd);
+  if (n <= 0) return false;
+  buf[n] = 0;
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
+  if (!p) return false;
+  // Field 20, num_threads: 18 spaces after the name's ')' (field 2).
+  for (int field = 2; field < 20 && *p; ++p)
+    if (*p == ' ') ++field;
+  return std::strtol(p, nullptr, 10) == 2;
+}
+
 void* writer_main(void*) {
   t_done = true;  // this thread records nothing
   t_is_writer = true;
@@ -617,9 +656,11 @@ void* writer_main(void*) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
   w.private_table = sys::own_fd_table() == 0;
+  sys::own_fs_context();  // the trace path is absolute (Config)
   w.writer_tid = static_cast<uint32_t>(sys::gettid());
   pthread_mutex_lock(&w.mu);
   if (!w.have_file) open_file();
+  else if (w.private_table) reopen_private();  // started again (writer_resume)
   live_open_slot();
   if (std::atomic<uint32_t>* word = live_wake_word()) {
     w.wake_ptr.store(word, std::memory_order_release);
@@ -640,13 +681,20 @@ void* writer_main(void*) {
       // thread on another core, which then takes part in the process's TLB
       // flushes: waking every 50 ms made a DataLoader job 7.7% slower on this VM.
       const uint64_t since = mono_ns() - w.last_periodic_ns;
-      const uint64_t left = std::min(since < interval_ns ? interval_ns - since : 1000000, live_ns_until_deadline());
+      uint64_t left = std::min(since < interval_ns ? interval_ns - since : 1000000, live_ns_until_deadline());
+      // After the main thread's pthread_exit, the last application thread
+      // may leave without waking this one: looked for every 10 ms.
+      if (w.main_exited.load(std::memory_order_relaxed)) left = std::min<uint64_t>(left, 10000000);
       timespec ts{static_cast<time_t>(left / 1000000000ull), static_cast<long>(left % 1000000000ull)};
       sys::futex_wait(&wake, seen_word, &ts);
     }
     run_pending_task();
     if (g.cfg.live) serve_live_requests();
     writer_round(interval_ns);
+    // What glibc does when the last thread exits, which the writer, a
+    // thread glibc counts, would otherwise keep from happening: exit(0),
+    // with the atexit handlers (strata's final flush among them).
+    if (w.main_exited.load(std::memory_order_acquire) && only_writer_left()) exit(0);
   }
   run_pending_task();
   if (w.private_fd >= 0) sys::close(w.private_fd);
@@ -719,6 +767,20 @@ void writer_flush(bool final_flush) {
   }
   if (final_flush) g.finalized.store(true, std::memory_order_release);
   pthread_mutex_unlock(&w.mu);
+}
+
+bool writer_pause() {
+  if (!writer_thread_running() || t_is_writer) return false;
+  writer_stop();  // its rings keep their events for the next thread
+  return true;
+}
+
+void writer_resume() { start_thread(); }
+
+void writer_note_main_exit() {
+  if (!w.thread_running.load(std::memory_order_acquire)) return;  // no writer thread: glibc ends the process
+  w.main_exited.store(true, std::memory_order_release);
+  writer_wake();
 }
 
 void writer_request_flush(bool final_flush, int timeout_ms) {
@@ -798,6 +860,7 @@ void reset_for_new_file() {
   w.write_dropped = 0;
   w.last_stats_written = w.last_stats_dropped = ~0ull;
   w.thread_running = false;
+  w.main_exited.store(false);  // a child's forking thread is its main thread
   w.flush_requested.store(0);
   w.flush_done_seq.store(0);
   seen->clear();

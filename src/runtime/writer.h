@@ -17,6 +17,9 @@ void writer_parent_after_fork();
 void writer_child_after_fork();      // new file for the child, fresh thread
 void writer_restart();               // after writer_stop: new file, fresh thread (strata_start)
 void writer_wake();
+bool writer_pause();                 // stops the thread, keeping the file and the rings; true if it ran
+void writer_resume();                // after writer_pause: the thread again, same file
+void writer_note_main_exit();       // the main thread called pthread_exit: end the process after the last thread
 // True in the process that owns a running writer thread (not in a vfork or
 // clone child that only sees the parent's state).
 bool writer_thread_running();

@@ -1,0 +1,87 @@
+// Threads and namespaces: a traced program that leaves main through
+// pthread_exit, cancels a C11 thread, starts hundreds of short threads under
+// an address-space limit or enters new namespaces behaves as it does without
+// strata (tests/core/programs/threads.c), and its events are in the trace.
+#include <gtest/gtest.h>
+
+#include "harness.h"
+
+using namespace core_test;
+
+namespace {
+
+const std::string kThreads = THREADS_BIN;
+
+struct Compared {
+  RunResult plain, traced;
+  std::string plain_file, traced_file, trace;
+};
+
+Compared run_both(const TempDir& tmp, const std::string& mode, int timeout_s = 30) {
+  Compared c;
+  c.trace = tmp.sub("trace-" + mode);
+  const std::string out0 = tmp.sub(mode + "-plain.out"), out1 = tmp.sub(mode + "-traced.out");
+  c.plain = run({kThreads, mode, out0}, timeout_s);
+  c.traced = strata_run(c.trace, {kThreads, mode, out1}, {}, timeout_s);
+  c.plain_file = fs::exists(out0) ? read_text(out0) : "";
+  c.traced_file = fs::exists(out1) ? read_text(out1) : "";
+  return c;
+}
+
+void expect_same(const Compared& c) {
+  EXPECT_FALSE(c.traced.timed_out) << "still running after the time limit";
+  EXPECT_EQ(c.plain.code, c.traced.code) << c.traced.err;
+  EXPECT_EQ(c.plain.out, c.traced.out);
+  EXPECT_EQ(c.plain_file, c.traced_file);
+}
+
+// glibc ends the process when its last thread exits; the writer thread is
+// one of them and used to keep the process alive for ever.
+TEST(Threads, MainLeavingThroughPthreadExitEndsTheProcess) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "mainexit", 20);
+  ASSERT_EQ(c.plain.code, 0) << c.plain.err;
+  expect_same(c);
+  EXPECT_EQ(c.traced.out, "main leaves\n");
+  EXPECT_EQ(c.traced_file, "worker done\n");
+  // The worker's write, made after main had gone, is in a finished trace.
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "write" && e.ret == 12; }), 1);
+  Info info = info_trace(c.trace);
+  EXPECT_EQ(info.dropped, 0);
+}
+
+// A read() in a thread strata never saw created must stay a cancellation point.
+TEST(Threads, C11ThreadBlockedInReadIsCancelled) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "thrdcancel");
+  expect_same(c);
+  EXPECT_EQ(c.traced.out, "join ok, cancelled 1\n");
+}
+
+// Rings of exited threads are reused, so the program keeps its address space;
+// mapping them never leaves ENOMEM in the program's errno.
+TEST(Threads, ShortThreadsKeepTheAddressSpaceAndErrno) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "churn", 60);
+  ASSERT_EQ(c.plain.code, 0) << c.plain.err;
+  expect_same(c);
+  EXPECT_EQ(c.traced.out, "threads not created 0, successful writes that changed errno 0, malloc 256 MiB ok\n");
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "write" && e.path.ends_with("churn-traced.out"); }),
+            400);
+  EXPECT_EQ(info_trace(c.trace).dropped, 0);
+}
+
+// A new user namespace needs a process of one thread; setns() into a mount
+// namespace needs a thread whose working directory and root are its own.
+TEST(Threads, UserAndMountNamespacesCanBeEntered) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "userns");
+  ASSERT_EQ(c.plain.code, 0) << c.plain.err;
+  expect_same(c);
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "fork" && e.ret > 0; }), 1);
+}
+
+}  // namespace

@@ -110,6 +110,41 @@ TEST(Safety, SigactionReportsWhatTheProgramInstalled) {
   EXPECT_NE(c.traced.run.out.find("survived an ignored SIGINT"), std::string::npos) << c.traced.run.out;
 }
 
+// SIGINT ignored behind strata's sigaction (glibc's sigset, sysv_signal,
+// bsd_signal and sigignore call its internal __sigaction): sigaction reports
+// it ignored, and a save, replace and restore leaves it ignored.
+class ForeignDisposition : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ForeignDisposition, SaveAndRestoreKeepSignalIgnored) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "ignored-" + GetParam());
+  expect_same(c);
+  const std::string& how = GetParam();
+  EXPECT_EQ(c.traced.run.code, 0);
+  EXPECT_EQ(c.traced.run.out, how + ": sigaction reports ignored\n" + how + ": replaced ignored\n" + how +
+                                  ": survived SIGINT\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(Calls, ForeignDisposition, ::testing::Values("sigset", "sysv", "bsd", "sigignore"));
+
+// A vfork child shares the parent's memory, not its dispositions: what it
+// installs is not what the parent's sigaction reports.
+TEST(Safety, VforkChildDispositionsStayTheChilds) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "vforksig");
+  expect_same(c);
+  EXPECT_EQ(c.traced.run.code, 128 + SIGINT);
+  EXPECT_EQ(c.traced.run.out,
+            "ignored, child set default: sigaction reports ignored\n"
+            "ignored, child set default: replaced ignored\n"
+            "ignored, child set default: survived SIGINT\n"
+            "child saw default: 1\n"
+            "default, child ignored: sigaction reports default\n");
+  // The parent's SIGINT was still strata's flush handler when it was raised.
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "signal" && e.ret == SIGINT; }), 1);
+}
+
 // An ignored SIGTERM is kept across exec: `sleep` must not die of it.
 TEST(Safety, IgnoredSignalSurvivesExec) {
   TempDir tmp;

@@ -9,6 +9,10 @@
 //   hostile eintr          SIGINT handler without SA_RESTART interrupts a blocking read
 //   hostile resethand      SA_RESETHAND: the handler runs once, the second SIGTERM kills
 //   hostile oldaction      sigaction reports back what the program installed
+//   hostile ignored-HOW    SIGINT ignored by HOW (sigset, sysv, bsd, sigignore: glibc calls
+//                          its internal __sigaction), then saved, replaced and restored
+//                          with sigaction and raised: still ignored
+//   hostile vforksig       vfork children change SIGINT: the parent's stays its own
 //   hostile fsize OUT      RLIMIT_FSIZE 4096: writes 1000 bytes to OUT, exits 7
 //   hostile offsets OUT    O_APPEND writes, dup'ed and fork-shared descriptors
 //   hostile vforkcaps      a vfork child drops its capabilities; the parent then setuid()s
@@ -176,6 +180,72 @@ static int oldaction(void) {
   return 0;
 }
 
+static const char* disposition(void (*f)(int)) {
+  return f == SIG_IGN ? "ignored" : f == SIG_DFL ? "default" : "a handler";
+}
+
+// What a program does around a section: saves SIGINT's disposition as it
+// installs a handler, restores it, then raises SIGINT.
+static void save_replace_restore_raise(const char* who) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, NULL, &old);
+  printf("%s: sigaction reports %s\n", who, disposition(old.sa_handler));
+  sigaction(SIGINT, &sa, &old);
+  printf("%s: replaced %s\n", who, disposition(old.sa_handler));
+  sigaction(SIGINT, &old, NULL);
+  fflush(stdout);
+  raise(SIGINT);
+  printf("%s: survived SIGINT\n", who);
+}
+
+sighandler_t bsd_signal(int sig, sighandler_t handler);  // exported, declared only for XPG4.2
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static int ignored_by(const char* how) {
+  if (!strcmp(how, "sigset")) sigset(SIGINT, SIG_IGN);
+  else if (!strcmp(how, "sysv")) sysv_signal(SIGINT, SIG_IGN);
+  else if (!strcmp(how, "bsd")) bsd_signal(SIGINT, SIG_IGN);
+  else if (!strcmp(how, "sigignore")) sigignore(SIGINT);
+  else return 2;
+  save_replace_restore_raise(how);
+  return 0;
+}
+#pragma GCC diagnostic pop
+
+// A vfork child shares the parent's memory but has its own dispositions.
+static int vforksig(void) {
+  struct sigaction ign, dfl, old;
+  memset(&ign, 0, sizeof ign);
+  memset(&dfl, 0, sizeof dfl);
+  ign.sa_handler = SIG_IGN;
+  dfl.sa_handler = SIG_DFL;
+  int status = 0;
+  sigaction(SIGINT, &ign, NULL);
+  pid_t c = vfork();
+  if (c == 0) {
+    sigaction(SIGINT, &dfl, NULL);  // as before an exec
+    _exit(0);
+  }
+  waitpid(c, NULL, 0);
+  save_replace_restore_raise("ignored, child set default");
+  sigaction(SIGINT, &dfl, NULL);
+  c = vfork();
+  if (c == 0) {
+    sigaction(SIGINT, &ign, &old);
+    _exit(old.sa_handler == SIG_DFL ? 0 : 1);
+  }
+  waitpid(c, &status, 0);
+  printf("child saw default: %d\n", WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  sigaction(SIGINT, NULL, &old);
+  printf("default, child ignored: sigaction reports %s\n", disposition(old.sa_handler));
+  fflush(stdout);
+  raise(SIGINT);  // default: this kills
+  printf("still alive\n");
+  return 0;
+}
+
 static int fsize(const char* out) {
   struct rlimit rl = {4096, 4096};
   if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 2;
@@ -334,6 +404,8 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "eintr")) return eintr();
   if (!strcmp(mode, "resethand")) return resethand();
   if (!strcmp(mode, "oldaction")) return oldaction();
+  if (!strncmp(mode, "ignored-", 8)) return ignored_by(mode + 8);
+  if (!strcmp(mode, "vforksig")) return vforksig();
   if (!strcmp(mode, "fsize")) return fsize(out);
   if (!strcmp(mode, "offsets")) return offsets(out);
   if (!strcmp(mode, "longpath")) return longpath(out);

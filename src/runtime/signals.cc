@@ -7,6 +7,9 @@
 // Whatever else the application installs (a handler with its own flags and
 // mask, SA_RESETHAND, SIG_IGN, which exec keeps) goes to the kernel as it is,
 // and sigaction/signal report the application's own disposition back to it.
+// The kernel is asked first: glibc's sigset, sysv_signal, bsd_signal and
+// sigignore install dispositions without calling sigaction, and a vfork child
+// shares the view kept here with its parent, not its dispositions.
 #include <signal.h>
 #include <unistd.h>
 
@@ -63,12 +66,23 @@ void on_fatal_signal(int sig, siginfo_t*, void*) {
 }
 
 // Installs the flush handler in place of SIG_DFL.
-int install_flush_handler(int sig) {
+int install_flush_handler(int sig, struct sigaction* previous = nullptr) {
   struct sigaction ours {};
   ours.sa_sigaction = on_fatal_signal;
   ours.sa_flags = SA_SIGINFO;
   sigemptyset(&ours.sa_mask);
-  return REAL(sigaction)(sig, &ours, nullptr);
+  return REAL(sigaction)(sig, &ours, previous);
+}
+
+bool holds_flush_handler(const struct sigaction& k) {
+  return reinterpret_cast<void*>(k.sa_sigaction) == reinterpret_cast<void*>(on_fatal_signal);
+}
+
+// The application's disposition while the kernel holds the flush handler:
+// SIG_DFL as the application installed it (a view saying otherwise is stale).
+struct sigaction default_view(int i) {
+  struct sigaction dfl {};
+  return is_default(watches[i].app) ? watches[i].app : dfl;
 }
 
 }  // namespace
@@ -90,14 +104,21 @@ void signals_uninstall() {
   for (int i = 0; i < kNumSignals; ++i) {
     if (!watches[i].tracked) continue;
     watches[i].tracked = false;
-    if (is_default(watches[i].app)) REAL(sigaction)(kSignals[i], &watches[i].app, nullptr);
+    struct sigaction k {};
+    if (REAL(sigaction)(kSignals[i], nullptr, &k) == 0 && holds_flush_handler(k)) {
+      struct sigaction app = default_view(i);
+      REAL(sigaction)(kSignals[i], &app, nullptr);
+    }
   }
 }
 
 }  // namespace strata::runtime
 
+using strata::runtime::default_view;
+using strata::runtime::holds_flush_handler;
 using strata::runtime::install_flush_handler;
 using strata::runtime::is_default;
+using strata::runtime::is_vfork_child;
 using strata::runtime::kSaRestorer;
 using strata::runtime::slot_of;
 using strata::runtime::watches;
@@ -106,15 +127,19 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const s
                                                                   struct sigaction* old) {
   int i = slot_of(sig);
   if (i < 0 || !watches[i].tracked) return REAL(sigaction)(sig, act, old);
-  // While the application's disposition is SIG_DFL the kernel holds strata's
-  // handler and the application's view is kept here; otherwise the kernel
-  // holds exactly what the application installed.
+  // While the kernel holds strata's handler the application's disposition is
+  // SIG_DFL, its view kept here; otherwise the kernel holds exactly what the
+  // application installed, whether through this function or not.
+  // A vfork child shares the parent's memory, not its dispositions: it leaves
+  // the parent's view alone and its SIG_DFL is the kernel's (it has no trace
+  // of its own to flush).
+  const bool vfork_child = is_vfork_child();
   struct sigaction previous {};
-  if (is_default(watches[i].app)) previous = watches[i].app;
-  else if (int r = REAL(sigaction)(sig, nullptr, &previous); r != 0) return r;
-  if (act) {
-    int r = is_default(*act) ? install_flush_handler(sig) : REAL(sigaction)(sig, act, nullptr);
-    if (r != 0) return r;
+  int r = act && is_default(*act) && !vfork_child ? install_flush_handler(sig, &previous)
+                                                  : REAL(sigaction)(sig, act, &previous);
+  if (r != 0) return r;
+  if (holds_flush_handler(previous)) previous = default_view(i);
+  if (act && !vfork_child) {
     watches[i].app = *act;
     // glibc adds its signal-return trampoline to every action it installs,
     // and reports it back: so does the view kept here.

@@ -220,15 +220,48 @@ void fork_child() {
 
 }  // namespace
 
-ThreadState* create_thread_state() {
-  if (g.initialized.load(std::memory_order_acquire) != 2 || !g_hot.active) return nullptr;
-  ThreadState* s = nullptr;
+namespace {
+
+ThreadState* take_free_state() {
   for (ThreadState* it = g.threads.load(std::memory_order_acquire); it; it = it->next) {
     int expected = static_cast<int>(ThreadStatus::kFree);
-    if (it->status.compare_exchange_strong(expected, static_cast<int>(ThreadStatus::kLive))) {
-      s = it;
-      break;
-    }
+    if (it->status.compare_exchange_strong(expected, static_cast<int>(ThreadStatus::kLive))) return it;
+  }
+  return nullptr;
+}
+
+bool some_state_exited() {
+  for (ThreadState* it = g.threads.load(std::memory_order_acquire); it; it = it->next)
+    if (it->status.load(std::memory_order_acquire) == static_cast<int>(ThreadStatus::kExited)) return true;
+  return false;
+}
+
+// Past a few rings, a new thread waits (5 ms at most) for the writer to free
+// an exited thread's ring rather than map one more: a program starting
+// thread after thread keeps its address space (RLIMIT_AS) whatever the
+// writer's scheduling.
+ThreadState* reuse_exited_state() {
+  if (g.thread_states.load(std::memory_order_relaxed) <= kRingsBeforeRecycling || !writer_thread_running())
+    return nullptr;
+  for (int tries = 0; tries < 20 && some_state_exited(); ++tries) {
+    const uint32_t seen = g.rings_freed.load(std::memory_order_acquire);
+    if (ThreadState* s = take_free_state()) return s;
+    writer_wake();
+    timespec wait{0, 250000};
+    sys::futex_wait(&g.rings_freed, seen, &wait);
+  }
+  return take_free_state();
+}
+
+}  // namespace
+
+ThreadState* create_thread_state() {
+  if (g.initialized.load(std::memory_order_acquire) != 2 || !g_hot.active) return nullptr;
+  ThreadState* s = take_free_state();
+  if (!s) {
+    const int saved_errno = errno;
+    s = reuse_exited_state();
+    errno = saved_errno;
   }
   if (!s) {
     const int saved_errno = errno;  // a refused mapping must not show in the program's errno

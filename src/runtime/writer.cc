@@ -484,6 +484,10 @@ void drain(uint64_t min_events) {
       finish_smart_thread(s);
       emitted_name_of(s) = 0;
       s->status.store(static_cast<int>(ThreadStatus::kFree), std::memory_order_release);
+      if (recycle) {  // a new thread may be waiting for a ring (core.cc)
+        g.rings_freed.fetch_add(1, std::memory_order_release);
+        sys::futex_wake_all(&g.rings_freed);
+      }
     }
   }
 }

@@ -170,7 +170,8 @@ inline constexpr uint32_t kIteration = f::kFieldOffset | f::kFieldSize | f::kFie
   X(fileno, "fileno", POSIX, kFdOp, Fileno, 0)                    \
   X(rename_target, "rename.target", POSIX, kRenameTarget, RenameDst, 0) \
   X(mode, "mode", PROC, kProc, None, 0)                           \
-  X(iteration, "iteration", PROC, kIteration, None, 0)
+  X(iteration, "iteration", PROC, kIteration, None, 0)             \
+  X(execveat, "execveat", PROC, kProcPath, None, 0)
 
 // X(identifier, category (the event's cat), STRATA_LAYERS item, has a Darshan
 // counter module, counter module). Adding a layer is adding a row here, its

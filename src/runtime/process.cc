@@ -37,6 +37,7 @@ STRATA_REAL_DECL(posix_spawnp);
 STRATA_REAL_DECL(execve);
 STRATA_REAL_DECL(execvpe);
 STRATA_REAL_DECL(fexecve);
+STRATA_REAL_DECL(execveat);
 STRATA_REAL_DECL(exit);
 STRATA_REAL_DECL(_exit);
 STRATA_REAL_DECL(_Exit);
@@ -249,6 +250,12 @@ int execvp(const char* file, char* const argv[]) {
 int fexecve(int fd, char* const argv[], char* const envp[]) {
   char** env = STRATA_ENV(envp);
   return exec_op(Fn::fexecve, nullptr, [&] { return REAL(fexecve)(fd, argv, env); });
+}
+// The path as given (relative to dirfd, or empty with AT_EMPTY_PATH).
+int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) {
+  char** env = STRATA_ENV(envp);
+  return exec_op(Fn::execveat, path && *path ? path : nullptr,
+                 [&] { return REAL(execveat)(dirfd, path, argv, env, flags); });
 }
 int execl(const char* path, const char* arg, ...) {
   va_list ap;

@@ -1,7 +1,8 @@
-// Threads and namespaces: a traced program that leaves main through
+// Threads, namespaces and exec: a traced program that leaves main through
 // pthread_exit, cancels a C11 thread, starts hundreds of short threads under
-// an address-space limit or enters new namespaces behaves as it does without
-// strata (tests/core/programs/threads.c), and its events are in the trace.
+// an address-space limit, enters new namespaces or execs by descriptor
+// behaves as it does without strata (tests/core/programs/threads.c), and its
+// events are in the trace.
 #include <gtest/gtest.h>
 
 #include "harness.h"
@@ -82,6 +83,19 @@ TEST(Threads, UserAndMountNamespacesCanBeEntered) {
   expect_same(c);
   auto events = cat_trace(c.trace);
   EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "fork" && e.ret > 0; }), 1);
+}
+
+// execveat: the image it replaces finishes its trace first, as for execve.
+TEST(Threads, ExecveatKeepsTheEventsOfTheImageItReplaces) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "execveat");
+  ASSERT_EQ(c.plain.code, 0) << c.plain.err;
+  expect_same(c);
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "write" && e.path.ends_with("execveat-traced.out"); }),
+            1000);
+  EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "execveat"; }), 1);
+  EXPECT_EQ(info_trace(c.trace).dropped, 0);
 }
 
 }  // namespace

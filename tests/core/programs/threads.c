@@ -8,6 +8,8 @@
 //                            errno cleared first; then a 256 MiB malloc
 //   threads userns           unshare(CLONE_NEWUSER), then setns() into the
 //                            mount namespace of a forked child
+//   threads execveat OUT     writes 1,000 lines to OUT, then execveat()s
+//                            /bin/true by descriptor (AT_EMPTY_PATH)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -124,6 +126,19 @@ static int userns(void) {
   return 0;
 }
 
+static int exec_at(const char* out) {
+  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return 3;
+  for (int i = 0; i < 1000; i++) write(fd, "abc\n", 4);
+  close(fd);
+  int bin = open("/bin/true", O_RDONLY | O_CLOEXEC);
+  char* args[] = {"true", NULL};
+  extern char** environ;
+  execveat(bin, "", args, environ, AT_EMPTY_PATH);
+  perror("execveat");
+  return 4;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const char* mode = argv[1];
@@ -132,5 +147,6 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "thrdcancel")) return thrdcancel();
   if (!strcmp(mode, "churn")) return churn(out_path);
   if (!strcmp(mode, "userns")) return userns();
+  if (!strcmp(mode, "execveat")) return exec_at(out_path);
   return 2;
 }

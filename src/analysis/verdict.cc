@@ -478,6 +478,17 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
   }
   const int64_t compute_ns = std::max<int64_t>(0, loop_ns - wait_ns - m.checkpoint_ns);
   const double wait = share(wait_ns, loop_ns), ckpt = share(m.checkpoint_ns, loop_ns);
+  // The wait, split: in dataloader.next, where the loader's throughput shows,
+  // and starting and stopping workers (each epoch without persistent workers).
+  const int64_t next_ns = epochs && epochs->loop_ns > 0 ? epochs->next_ns : m.loader_wait_ns;
+  const double next_wait = share(next_ns, loop_ns), start_stop = std::max(0.0, wait - next_wait);
+  // What the workers did during those waits (critical path): idle workers
+  // (a pipeline filling, queues) are not a loader too slow for the loop.
+  double idle_in_waits = -1;
+  if (epochs && epochs->loop_ns > 0)
+    if (int64_t w = epochs->wait_read_ns + epochs->wait_cpu_ns + epochs->wait_idle_ns; w > 0)
+      idle_in_waits = share(epochs->wait_idle_ns, w);
+  const bool loader_bound = next_wait >= kWaitShareMin && idle_in_waits < kIdleInWaitsMax;
   const Loader l = loader_of(job, procs, main_pid, m);
   const int64_t io_ns = l.data_ns + l.meta_ns;
   const double io_of_busy = share(io_ns, l.busy_ns);
@@ -493,15 +504,24 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
   if (ckpt >= kCheckpointShareMin && ckpt >= wait) {
     v.bottleneck = "checkpoint";
     s += "; checkpoints block the loop";
-  } else if (wait >= kWaitShareMin && io_of_busy >= kLoaderIoShareMin) {
+  } else if (loader_bound && io_of_busy >= kLoaderIoShareMin) {
     v.bottleneck = l.meta_ns > l.data_ns ? "metadata" : "io";
     s += v.bottleneck == "io" ? "; reading the data bounds the job"
                               : "; metadata calls (open, stat) bound the job";
-  } else if (wait >= kWaitShareMin) {
+  } else if (loader_bound) {
     v.bottleneck = "loader-cpu";
     s += "; the loader's CPU work (decoding, transforms) bounds the job; I/O is not the bottleneck";
+  } else if (start_stop >= kWaitShareMin) {
+    v.bottleneck = "loader-cpu";
+    s += "; starting and stopping the loader's workers (" + pct(start_stop) +
+         " of the loop) bounds the job; I/O is not the bottleneck";
   } else {
     v.bottleneck = "compute";
+    if (wait >= kWaitShareMin && next_wait < kWaitShareMin)
+      s += "; of the wait, " + pct(start_stop) + " is starting and stopping workers";
+    else if (next_wait >= kWaitShareMin)
+      s += "; the workers were idle " + pct(idle_in_waits) +
+           " of the time the loop waited (the pipeline filling, queues), so their speed is not what it waits for";
     s += "; the loop's own compute bounds the job; I/O is not the bottleneck";
   }
   v.summary = s;
@@ -512,6 +532,8 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
                 {"loader_stop_ns", double(m.loader_stop_ns)},
                 {"loader_waits", double(m.loader_waits)},
                 {"wait_share", wait},
+                {"next_wait_share", next_wait},
+                {"worker_idle_share_in_waits", idle_in_waits},
                 {"checkpoint_ns", double(m.checkpoint_ns)},
                 {"checkpoint_calls", double(m.checkpoint_calls)},
                 {"checkpoint_share", ckpt},
@@ -524,8 +546,11 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
                 {"loader_meta_ns", double(l.meta_ns)},
                 {"loader_io_share_of_busy", io_of_busy}};
 
-  const Evidence loop_ev = {{"wait_share", wait}, {"loader_io_share_of_busy", io_of_busy}};
-  if (wait >= kWaitShareMin && io_of_busy < kLoaderIoShareMin)
+  const Evidence loop_ev = {{"wait_share", wait},
+                            {"next_wait_share", next_wait},
+                            {"worker_idle_share_in_waits", idle_in_waits},
+                            {"loader_io_share_of_busy", io_of_busy}};
+  if (loader_bound && io_of_busy < kLoaderIoShareMin)
     v.advice.push_back({"more-workers",
                         "the loop waited " + pct(wait) + " while " + who + " computed " +
                             pct(1 - io_of_busy) + " of the time it spent on batches: use more workers (" +
@@ -533,7 +558,7 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
                                           : std::string("num_workers=0 now")) +
                             ") or cheaper transforms (decode once, resize offline, GPU augmentation)",
                         loop_ev});
-  if (wait >= kWaitShareMin && io_of_busy >= kLoaderIoShareMin)
+  if (loader_bound && io_of_busy >= kLoaderIoShareMin)
     staging_advice(job, o,
                    "the loop waited " + pct(wait) + " while " + who + " spent " + pct(io_of_busy) +
                        " of their batch time in I/O",

@@ -51,6 +51,7 @@ struct Verdict {
 // Thresholds of the rules (docs/analysis.md, "Verdict rules").
 constexpr double kWaitShareMin = 0.10;        // loop waiting on the loader
 constexpr double kLoaderIoShareMin = 0.50;    // of the loader's busy time spent in I/O
+constexpr double kIdleInWaitsMax = 0.50;      // workers idle while the loop waited: not the loader's speed
 constexpr double kCheckpointShareMin = 0.10;  // of the loop in checkpoint calls
 constexpr size_t kSmallFilesMin = 100;        // files read
 constexpr int64_t kSmallFileBytes = 1 << 20;  // mean size below which files are small

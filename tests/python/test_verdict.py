@@ -191,6 +191,24 @@ def test_loader_recreated_each_epoch_gets_persistent_workers(tmp_path):
     assert a["evidence"] == {"worker_processes": 4, "worker_ids": 2, "max_starts": 2}
 
 
+def test_worker_start_up_is_not_a_slow_loader(tmp_path):
+    # Fast workers started again each epoch: the loop waits (>= 10%), but for
+    # the workers' start-up and shut-down and the first batch they had not
+    # begun; more workers would only add start-up. The rule before it was
+    # split gave "more-workers" here (wait >= 10% and loader I/O < 50%).
+    v = run_job(tmp_path, n=16, workers=2, epochs=3, step_ms=20)
+    ev = v["evidence"]
+    assert ev["wait_share"] >= 0.1, v
+    assert ev["loader_io_share_of_busy"] < 0.5, v
+    assert "more-workers" not in rules(v), v
+    assert "persistent-workers" in rules(v)
+    assert ev["next_wait_share"] < 0.1 or ev["worker_idle_share_in_waits"] >= 0.5, v
+    if v["bottleneck"] == "loader-cpu":
+        assert "starting and stopping the loader's workers" in v["summary"], v
+    else:
+        assert v["bottleneck"] == "compute", v
+
+
 def test_persistent_workers_do_not_fire(tmp_path):
     v = run_job(tmp_path, workers=2, epochs=2, step_ms=1, persistent=True)
     assert "persistent-workers" not in rules(v)

@@ -100,6 +100,22 @@ size_t text_rows(const AnalyzeOptions& o) {
 constexpr size_t kTreeRows = 1;  // the job's root; --all draws the tree
 
 // Shortens `s` to `cols` columns, keeping its start (a command line).
+// A command line on one line of text: `python3 -c '<script>'` holds
+// newlines, which would break the text report's layout and a Darshan
+// header's `#` comments. Control characters print as C escapes.
+std::string one_line(std::string_view s) {
+  std::string r;
+  r.reserve(s.size());
+  for (char c : s) {
+    if (c == '\n') r += "\\n";
+    else if (c == '\r') r += "\\r";
+    else if (c == '\t') r += "\\t";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) r += '?';
+    else r += c;
+  }
+  return r;
+}
+
 std::string clip_back(const std::string& s, size_t cols) {
   if (s.size() <= cols) return s;
   return s.substr(0, cols > 3 ? cols - 3 : 0) + "...";
@@ -201,7 +217,7 @@ void print_tree(const Job& job, const ProcessNaming& naming, size_t max_rows, st
       // The command fills the rest of the line (the tree drawing is 2 bytes wider than it shows).
       const size_t used = text.size() + 4 - (depth ? 4 : 0);
       if (!p.meta.cmdline.empty() && used + 10 < kTextColumns)
-        text += "  $ " + clip_back(p.meta.cmdline, kTextColumns - used);
+        text += "  $ " + clip_back(one_line(p.meta.cmdline), kTextColumns - used);
       out << text << "\n";
     }
     else
@@ -1149,7 +1165,7 @@ void write_darshan_module(std::ostream& out, const char* module, const Job& job,
 
 void write_darshan(const Job& job, std::ostream& out, const std::string& path_prefix) {
   Totals t = totals(job);
-  std::string exe = job.procs.empty() ? "" : job.procs.front().meta.cmdline;
+  std::string exe = job.procs.empty() ? "" : one_line(job.procs.front().meta.cmdline);
   out << "# darshan log version: 3.41\n# compression method: NONE\n# exe: " << exe << "\n# uid: 0\n# jobid: 0\n"
       << "# start_time: 0\n# end_time: " << (t.wall / 1000000000) << "\n# nprocs: " << job.procs.size()
       << "\n# run time: " << static_cast<double>(t.wall) * 1e-9 << "\n# metadata: producer = strata analyze\n"

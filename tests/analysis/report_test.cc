@@ -307,4 +307,25 @@ TEST(ReportEnvironment, EnvironmentFilesSummedListedWithAll) {
   EXPECT_EQ(etc.out.find(data), std::string::npos) << etc.out;
 }
 
+// A command line holding newlines (`sh -c` or `python3 -c` with a script):
+// the text report keeps one line per process and the Darshan header keeps
+// every line a `#` comment or a record.
+TEST(ReportEnvironment, MultiLineCommandStaysOnOneLine) {
+  TempDir t;
+  RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/sh", "-c",
+                      "cat /etc/hostname > /dev/null\ntrue\n"},
+                     120);
+  ASSERT_EQ(rr.code, 0) << describe(rr);
+  RunResult text = run({kStrata, "analyze", t.sub("trace")}, 60);
+  ASSERT_EQ(text.code, 0) << describe(text);
+  EXPECT_NE(text.out.find("$ /bin/sh -c cat /etc/hostname > /dev/null\\ntrue\\n"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("\ntrue"), std::string::npos) << text.out;
+  RunResult darshan = run({kStrata, "analyze", t.sub("trace"), "--darshan"}, 60);
+  ASSERT_EQ(darshan.code, 0) << describe(darshan);
+  EXPECT_NE(darshan.out.find("# exe: /bin/sh -c cat /etc/hostname > /dev/null\\ntrue\\n\n"), std::string::npos)
+      << darshan.out;
+  for (const std::string& l : lines_of(darshan.out))
+    EXPECT_TRUE(l.empty() || l[0] == '#' || l.rfind("POSIX\t", 0) == 0 || l.rfind("STDIO\t", 0) == 0) << l;
+}
+
 }  // namespace

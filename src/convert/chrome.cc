@@ -73,12 +73,10 @@ void flow_event(JsonOut& j, char ph, uint64_t id, const BatchFlows::Slice& s) {
 
 uint64_t write_chrome(const std::string& trace, const std::string& out_path) {
   reader::TraceReader tr(trace);
-  FILE* out = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
-  if (!out) throw std::runtime_error(out_path + ": cannot open for writing: " + std::strerror(errno));
+  OutputFile out(out_path);
   uint64_t n = 0;
   {
-    FileSink sink(out);
-    JsonOut j(sink);
+    JsonOut j(out.sink());
     j.raw("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"strata\"},\"traceEvents\":[\n");
     bool first = true;
     auto begin = [&] {
@@ -218,8 +216,7 @@ uint64_t write_chrome(const std::string& trace, const std::string& out_path) {
     j.flush();
     if (j.failed()) throw std::runtime_error(out_path + ": write failed");
   }
-  if (out != stdout && std::fclose(out) != 0)
-    throw std::runtime_error(out_path + ": error writing (disk full?): " + std::strerror(errno));
+  out.close();
   return n;
 }
 

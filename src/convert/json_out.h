@@ -27,6 +27,25 @@ class FileSink : public Sink {
   FILE* f_;
 };
 
+// The converters' output file: `-` is stdout, a name ending in `.gz` is
+// gzip-compressed, anything else plain. close() reports what the writes
+// could not (a full disk shows at the last flush).
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  Sink& sink() { return *sink_; }
+  void close();  // throws std::runtime_error naming the file
+
+ private:
+  std::string path_;
+  void* gz_ = nullptr;  // gzFile, kept out of this header
+  FILE* plain_ = nullptr;
+  Sink* sink_ = nullptr;
+};
+
 class JsonOut {
  public:
   explicit JsonOut(Sink& sink) : sink_(sink) { buf_.reserve(kChunk * 2); }

@@ -27,17 +27,6 @@ namespace fmtf = strata::format;
 
 namespace {
 
-class GzSink : public Sink {
- public:
-  explicit GzSink(gzFile f) : f_(f) {}
-  bool write(const char* p, size_t n) override {
-    return gzwrite(f_, p, static_cast<unsigned>(n)) == static_cast<int>(n);
-  }
-
- private:
-  gzFile f_;
-};
-
 uint64_t hash_of(std::string_view s) { return XXH3_64bits(s.data(), s.size()); }
 
 class PfwWriter {
@@ -205,22 +194,10 @@ class PfwWriter {
 
 uint64_t write_pfw(const std::string& trace, const std::string& out_path, int version) {
   if (version != 1 && version != 2) throw std::runtime_error("--pfw-version must be 1 or 2");
-  bool gz = out_path.size() > 3 && out_path.compare(out_path.size() - 3, 3, ".gz") == 0;
-  gzFile gzf = nullptr;
-  FILE* plain = nullptr;
-  std::unique_ptr<Sink> sink;
-  if (gz) {
-    gzf = gzopen(out_path.c_str(), "wb6");
-    if (!gzf) throw std::runtime_error(out_path + ": cannot open for writing");
-    sink = std::make_unique<GzSink>(gzf);
-  } else {
-    plain = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
-    if (!plain) throw std::runtime_error(out_path + ": cannot open for writing: " + std::strerror(errno));
-    sink = std::make_unique<FileSink>(plain);
-  }
+  OutputFile out(out_path);
   uint64_t n = 0;
   {
-    JsonOut j(*sink);
+    JsonOut j(out.sink());
     PfwWriter w(j, version);
     if (version == 1) j.raw("[\n");
     Visitor v;
@@ -235,9 +212,7 @@ uint64_t write_pfw(const std::string& trace, const std::string& out_path, int ve
     j.flush();
     if (j.failed()) throw std::runtime_error(out_path + ": write failed");
   }
-  if (gzf && gzclose(gzf) != Z_OK) throw std::runtime_error(out_path + ": gzip close failed");
-  if (plain && plain != stdout && std::fclose(plain) != 0)
-    throw std::runtime_error(out_path + ": error writing (disk full?): " + std::strerror(errno));
+  out.close();
   return n;
 }
 

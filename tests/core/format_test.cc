@@ -67,6 +67,22 @@ void expect_arg(simdjson::dom::object args, const char* key, bool want_present, 
   if (present && want_present) { EXPECT_EQ(text, std::to_string(want)) << key << " of " << describe(e); }
 }
 
+// docs/configuration.md: a `-o` name ending in .gz is gzip-compressed, for
+// every output format; the text inside is what the plain file holds.
+TEST(RoundTrip, ChromeOutputNamedGzIsCompressed) {
+  const auto& src = source();
+  TempDir tmp;
+  const std::string plain = tmp.sub("t.json"), gz = tmp.sub("t.json.gz");
+  ASSERT_EQ(run({kStrata, "convert", src.trace, "--to", "chrome", "-o", plain}).code, 0);
+  RunResult r = run({kStrata, "convert", src.trace, "--to", "chrome", "-o", gz});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string bytes = read_text(gz);
+  ASSERT_GE(bytes.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[1]), 0x8b);
+  EXPECT_EQ(gunzip(gz), read_text(plain));
+}
+
 TEST(RoundTrip, ChromeKeepsEveryEventAndArgument) {
   const auto& src = source();
   ASSERT_GT(src.events.size(), 150u);

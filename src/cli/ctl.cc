@@ -38,8 +38,8 @@ std::string human_bytes(uint64_t n) {
 void print_status(live::Channel& channel) {
   const auto procs = channel.processes();
   const live::JobStatus job = channel.job();
-  std::printf("%s: job mode %s, %zu processes\n", channel.trace_dir().c_str(), job.present ? job.mode.c_str() : "?",
-              procs.size());
+  std::printf("%s: job mode %s, %zu process%s\n", channel.trace_dir().c_str(), job.present ? job.mode.c_str() : "?",
+              procs.size(), procs.size() == 1 ? "" : "es");
   std::printf("%8s %8s %-8s %-7s %10s %9s %10s %10s %11s %11s  %s\n", "PID", "PPID", "STATE", "MODE", "EVENTS",
               "EVENTS/S", "READ", "WRITTEN", "READ/S", "WRITTEN/S", "COMMAND");
   for (const auto& p : procs)

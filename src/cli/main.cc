@@ -77,6 +77,14 @@ bool unknown_option(CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
+// CLI11 prints the message; its own codes (104-114 for a bad value, a
+// missing option...) become the one documented for a usage error, 2.
+// --help and --version keep their 0.
+static int usage_exit(CLI::App& app, const CLI::ParseError& e) {
+  const int code = app.exit(e);
+  return code == 0 ? 0 : 2;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"strata: a tracer and analyzer for the data flow of AI and HPC workflows"};
   app.require_subcommand(1);
@@ -94,9 +102,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ExtrasError& e) {
     if (unknown_option(app, argc, argv)) return 2;
-    return app.exit(e);
+    return usage_exit(app, e);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return usage_exit(app, e);
   } catch (const strata::reader::FormatError& e) {
     std::fprintf(stderr, "strata: error: %s\n", e.what());
     return 2;

@@ -516,7 +516,7 @@ int run_command(RunOptions o) {
     if (files == 0)
       std::fprintf(stderr, "strata: warning: no trace was written to %s (is it writable? is the command statically linked?)\n",
                    dir.c_str());
-    else std::fprintf(stderr, "strata: trace written to %s (%zu process files)\n", dir.c_str(), files);
+    else std::fprintf(stderr, "strata: trace written to %s (%zu process file%s)\n", dir.c_str(), files, files == 1 ? "" : "s");
     if (files) report_still_running(dir, pid);
   }
   return code;

@@ -178,7 +178,8 @@ void text_graph(std::string& o, const Graph& g, const LoopForest& f) {
   if (f.main_loop >= 0) {
     const Loop& M = f.loops[f.main_loop];
     o += "  main loop: header n" + std::to_string(M.header) + " (" + signature_label(g.nodes[M.header].sig) + "), " +
-         std::to_string(M.iterations) + " iterations in " + std::to_string(M.entries) + " entries, " +
+         std::to_string(M.iterations) + (M.iterations == 1 ? " iteration in " : " iterations in ") +
+         std::to_string(M.entries) + (M.entries == 1 ? " entry, " : " entries, ") +
          fmt("%.1f", 100.0 * M.time_share) + "% of the time\n";
   }
   o += "  nodes:\n";

@@ -94,4 +94,29 @@ TEST(Options, SigtermWithAnApplicationHandlerIsTheApplicationsOwn) {
   EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "write" && e.path == f && e.ret == 6; }), 1);
 }
 
+// docs/configuration.md: a usage error (a bad value, a missing option) exits
+// 2 with a message naming it, for every command; --help still exits 0.
+TEST(Options, UsageErrorsExitTwo) {
+  TempDir tmp;
+  const std::string trace = tmp.sub("trace");
+  ASSERT_EQ(strata_run(trace, {"/bin/true"}).code, 0);
+  struct Case {
+    std::vector<std::string> argv;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{kStrata, "analyze", "--top", "abc", trace}, "--top"},
+      {{kStrata, "analyze", "--stage-capacity", "8XB", trace}, "8XB"},
+      {{kStrata, "convert", trace, "--to", "chrome"}, "-o"},
+      {{kStrata, "run", "-m", "bogus", "--", "/bin/true"}, "bogus"},
+  };
+  for (const Case& c : cases) {
+    RunResult r = run(c.argv);
+    EXPECT_EQ(r.code, 2) << c.argv[1] << " " << c.argv[2] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(run({kStrata, "analyze", "--help"}).code, 0);
+  EXPECT_EQ(run({kStrata, "--version"}).code, 0);
+}
+
 }  // namespace

@@ -6,10 +6,13 @@
 # either; safe to run by hand.
 set -euo pipefail
 cd "$(dirname "$0")"
+# --prefer-offline: packages already in npm's cache are taken from it
+# without asking the registry, so a machine that installed them once builds
+# without a network.
 if [ -f package-lock.json ]; then
-  npm ci --no-audit --no-fund --loglevel=error
+  npm ci --prefer-offline --no-audit --no-fund --loglevel=error
 else
-  npm install --no-audit --no-fund --loglevel=error
+  npm install --prefer-offline --no-audit --no-fund --loglevel=error
 fi
 test -f node_modules/chart.js/dist/chart.umd.js
 test -f node_modules/playwright-core/package.json

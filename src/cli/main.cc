@@ -77,12 +77,12 @@ bool unknown_option(CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
-// CLI11 prints the message; its own codes (104-114 for a bad value, a
-// missing option...) become the one documented for a usage error, 2.
-// --help and --version keep their 0.
+// CLI11 prints the message; its own codes for a usage error (100-127: 104
+// a bad value, 106 a missing option...) become the documented 2. --help and
+// --version keep their 0, a command's CLI::RuntimeError its own code.
 static int usage_exit(CLI::App& app, const CLI::ParseError& e) {
   const int code = app.exit(e);
-  return code == 0 ? 0 : 2;
+  return code >= 100 && code <= 127 ? 2 : code;
 }
 
 int main(int argc, char** argv) {

@@ -174,8 +174,18 @@ void thread_exit(void* p) {
   if (g.thread_states.load(std::memory_order_relaxed) > kRingsBeforeRecycling) writer_wake();
 }
 
+// A signal handler that forks while its thread is inside the runtime (an
+// open interning its path) would wait for a lock this thread holds, for ever.
+// The fork goes ahead without the locks then, and the child, whose tables may
+// be half updated, traces nothing.
+__thread bool t_fork_without_locks __attribute__((tls_model("initial-exec"))) = false;
+
 void fork_prepare() {
   if (!g_hot.active) return;
+  if (t_runtime_locks > 0) {
+    t_fork_without_locks = true;
+    return;
+  }
   writer_prepare_fork();
   g.strings.lock_for_fork();
   g.names.lock_for_fork();
@@ -185,6 +195,11 @@ void fork_prepare() {
 
 void fork_parent() {
   if (!g_hot.active) return;
+  if (t_fork_without_locks) {
+    t_fork_without_locks = false;
+    fd_offsets_shared();
+    return;
+  }
   g.metadata.unlock_after_fork();
   g.contexts.unlock_after_fork();
   g.names.unlock_after_fork();
@@ -197,6 +212,12 @@ void fork_parent() {
 // parent's buffered events: those are the parent's to write.
 void fork_child() {
   if (!g_hot.active) return;
+  if (t_fork_without_locks) {
+    t_fork_without_locks = false;
+    t_runtime_locks = 0;
+    set_active(false);
+    return;
+  }
   g.strings.reset_lock_in_child();
   g.names.reset_lock_in_child();
   g.contexts.reset_lock_in_child();

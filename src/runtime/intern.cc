@@ -15,10 +15,17 @@
 
 namespace strata::runtime {
 
-void SpinLock::lock() {
+__thread int t_runtime_locks __attribute__((tls_model("initial-exec"))) = 0;
+
+void SpinLock::lock_uncounted() {
   for (int spins = 0; flag_.exchange(true, std::memory_order_acquire); ++spins) {
     if (spins > 64) sched_yield();
   }
+}
+
+void SpinLock::lock() {
+  lock_uncounted();
+  ++t_runtime_locks;
 }
 
 namespace {

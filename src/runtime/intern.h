@@ -11,11 +11,22 @@
 
 namespace strata::runtime {
 
+// Runtime locks (interning tables, the writer's mutex) the calling thread
+// holds: a signal handler that forks while this thread is inside one must not
+// wait for it in the fork handler (core.cc, fork_prepare).
+extern __thread int t_runtime_locks __attribute__((tls_model("initial-exec")));
+
 class SpinLock {
  public:
   void lock();
-  void unlock() { flag_.store(false, std::memory_order_release); }
+  void unlock() {
+    flag_.store(false, std::memory_order_release);
+    --t_runtime_locks;
+  }
   void reset() { flag_.store(false, std::memory_order_relaxed); }
+  // For fork handlers: not counted as held by the forking thread.
+  void lock_uncounted();
+  void unlock_uncounted() { flag_.store(false, std::memory_order_release); }
 
  private:
   std::atomic<bool> flag_{false};
@@ -39,8 +50,8 @@ class Interner {
   uint32_t published() const { return count_.load(std::memory_order_acquire); }
   const Entry& get(uint32_t id) const { return chunks_[(id - 1) >> kChunkBits][(id - 1) & kChunkMask]; }
 
-  void lock_for_fork() { lock_.lock(); }
-  void unlock_after_fork() { lock_.unlock(); }
+  void lock_for_fork() { lock_.lock_uncounted(); }
+  void unlock_after_fork() { lock_.unlock_uncounted(); }
   void reset_lock_in_child() { lock_.reset(); }
 
  private:

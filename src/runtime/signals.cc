@@ -1,5 +1,6 @@
-// Fatal signals (SIGINT, SIGTERM, SIGHUP): flush the trace before the process
-// dies of one, without changing what the program sees.
+// Fatal signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, and the crashes
+// SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL): flush the trace before the
+// process dies of one, without changing what the program sees.
 //
 // The runtime's handler is installed only while the application's disposition
 // is SIG_DFL, that is only when the signal would kill the process anyway; it
@@ -26,7 +27,7 @@ namespace strata::runtime {
 namespace {
 
 constexpr int kSaRestorer = 0x04000000;  // SA_RESTORER: the kernel's, not in glibc's headers
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 constexpr int kNumSignals = sizeof(kSignals) / sizeof(kSignals[0]);
 
 struct Watch {
@@ -44,12 +45,20 @@ int slot_of(int sig) {
 // SIG_DFL is a null handler, whether or not SA_SIGINFO is set.
 bool is_default(const struct sigaction& a) { return a.sa_handler == SIG_DFL; }
 
-void on_fatal_signal(int sig, siginfo_t*, void*) {
+// A fault the faulting instruction raised (not one sent with kill): returning
+// runs the instruction again, which faults again under SIG_DFL, so the
+// process dies of the original fault (its core and siginfo as without strata).
+bool hardware_fault(int sig, const siginfo_t* info) {
+  return info && info->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+}
+
+void on_fatal_signal(int sig, siginfo_t* info, void*) {
   int saved_errno = errno;
   // Only the writer thread can flush safely from a signal handler (a flush on
   // this thread could find malloc or zstd interrupted), and only in the
-  // process that owns it (not a vfork child borrowing the parent's memory).
-  if (g_hot.active && !g.finalized.load() && writer_thread_running()) {
+  // process that owns it (not a vfork child borrowing the parent's memory);
+  // not when the writer itself crashed.
+  if (g_hot.active && !g.finalized.load() && writer_thread_running() && !on_writer_thread()) {
     if (ThreadState* t = t_state; t && !t->busy && g_hot.layer_on[static_cast<int>(Layer::PROC)]) {
       uint64_t now = now_ticks();
       record_event(t, static_cast<uint32_t>(Fn::signal_flush), now, now, -1, 0, -1, -1, sig, 0);
@@ -61,7 +70,7 @@ void on_fatal_signal(int sig, siginfo_t*, void*) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   REAL(sigaction)(sig, &dfl, nullptr);
-  raise(sig);
+  if (!hardware_fault(sig, info)) raise(sig);
   errno = saved_errno;
 }
 

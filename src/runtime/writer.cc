@@ -83,6 +83,21 @@ constexpr uint64_t kFlushBit = 1, kFinalBit = 2, kFlagBits = 3, kTicketShift = 2
 constexpr int kFlushWaitMs = 10000;
 __thread bool t_is_writer __attribute__((tls_model("initial-exec"))) = false;
 
+// The writer's mutex, counted in t_runtime_locks (intern.h) while held.
+void lock_writer() {
+  pthread_mutex_lock(&w.mu);
+  ++t_runtime_locks;
+}
+bool try_lock_writer() {
+  if (pthread_mutex_trylock(&w.mu) != 0) return false;
+  ++t_runtime_locks;
+  return true;
+}
+void unlock_writer() {
+  --t_runtime_locks;
+  pthread_mutex_unlock(&w.mu);
+}
+
 uint64_t mono_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -572,7 +587,7 @@ void serve_live_requests() {
     live_requests_done(req);
     return;
   }
-  pthread_mutex_lock(&w.mu);
+  lock_writer();
   if (!g.finalized.load(std::memory_order_acquire)) {
     FileLease lease;
     drain(1);
@@ -585,7 +600,7 @@ void serve_live_requests() {
     write_stats_if_changed(false);
     live_publish(writer_dropped_total());
   }
-  pthread_mutex_unlock(&w.mu);
+  unlock_writer();
   live_requests_done(req);
 }
 
@@ -611,7 +626,7 @@ uint64_t take_flush_request(uint32_t& ticket) {
 void writer_round(uint64_t interval_ns) {
   uint32_t ticket = 0;
   const uint64_t req = take_flush_request(ticket);
-  pthread_mutex_lock(&w.mu);
+  lock_writer();
   if (!g.finalized.load(std::memory_order_acquire)) {
     FileLease lease;
     uint64_t now = mono_ns();
@@ -630,7 +645,7 @@ void writer_round(uint64_t interval_ns) {
     w.flush_done_seq.store(ticket, std::memory_order_release);
     sys::futex_wake_all(&w.flush_done_seq);
   }
-  pthread_mutex_unlock(&w.mu);
+  unlock_writer();
 }
 
 // Whether no application thread is left: the process holds the writer and
@@ -662,7 +677,7 @@ void* writer_main(void*) {
   w.private_table = sys::own_fd_table() == 0;
   sys::own_fs_context();  // the trace path is absolute (Config)
   w.writer_tid = static_cast<uint32_t>(sys::gettid());
-  pthread_mutex_lock(&w.mu);
+  lock_writer();
   if (!w.have_file) open_file();
   else if (w.private_table) reopen_private();  // started again (writer_resume)
   live_open_slot();
@@ -672,7 +687,7 @@ void* writer_main(void*) {
     write_mode_event(live_mode());  // where the mode intervals of this image start
     live_publish(0);
   }
-  pthread_mutex_unlock(&w.mu);
+  unlock_writer();
   const uint64_t interval_ns = g.cfg.flush_interval_ms * 1000000ull;
   std::atomic<uint32_t>& wake = *w.wake_ptr.load(std::memory_order_acquire);
   while (!w.stop.load(std::memory_order_acquire)) {
@@ -736,6 +751,8 @@ bool start_thread() {
 
 }  // namespace
 
+bool on_writer_thread() { return t_is_writer; }
+
 bool writer_thread_running() { return w.thread_running.load(std::memory_order_acquire) && sys::getpid() == g.pid; }
 
 bool writer_start() {
@@ -764,13 +781,13 @@ void writer_flush(bool final_flush) {
     writer_request_flush(final_flush, kFlushWaitMs);
     return;
   }
-  pthread_mutex_lock(&w.mu);
+  lock_writer();
   if (!g.finalized.load(std::memory_order_acquire)) {
     FileLease lease;
     flush_locked(final_flush);
   }
   if (final_flush) g.finalized.store(true, std::memory_order_release);
-  pthread_mutex_unlock(&w.mu);
+  unlock_writer();
 }
 
 bool writer_pause() {
@@ -789,13 +806,13 @@ void writer_note_main_exit() {
 
 void writer_request_flush(bool final_flush, int timeout_ms) {
   if (!writer_thread_running()) {
-    if (pthread_mutex_trylock(&w.mu) == 0) {
+    if (try_lock_writer()) {
       if (!g.finalized.load()) {
         FileLease lease;
         flush_locked(final_flush);
       }
       if (final_flush) g.finalized.store(true, std::memory_order_release);
-      pthread_mutex_unlock(&w.mu);
+      unlock_writer();
     }
     return;
   }

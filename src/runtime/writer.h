@@ -23,6 +23,7 @@ void writer_note_main_exit();       // the main thread called pthread_exit: end 
 // True in the process that owns a running writer thread (not in a vfork or
 // clone child that only sees the parent's state).
 bool writer_thread_running();
+bool on_writer_thread();            // the calling thread is the writer
 uint64_t writer_dropped_total();
 // Runs fn(arg) on the writer thread and waits for it (bounded): for calls
 // that change per-thread kernel state, such as capabilities, which the writer

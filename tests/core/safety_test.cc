@@ -74,6 +74,59 @@ TEST_P(DescriptorSafety, ProgramFilesAndTraceIntact) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, DescriptorSafety, ::testing::Values("closeall", "rawclose", "dup2onto"));
 
+// A crash (abort, a null store, a write to a closed pipe, SIGSEGV sent with
+// kill): the program dies of the same signal as without strata, and what it
+// did before is in a complete trace, the signal recorded.
+class CrashSafety : public ::testing::TestWithParam<std::pair<std::string, int>> {};
+
+TEST_P(CrashSafety, EventsBeforeTheCrashAreInTheTrace) {
+  const auto& [how, sig] = GetParam();
+  TempDir tmp;
+  Compared c = run_both(tmp, "crash-" + how);
+  EXPECT_EQ(c.plain.run.signal, sig) << c.plain.run.err;
+  expect_same(c);
+  EXPECT_EQ(c.traced.run.code, 128 + sig);  // strata run's status for a command killed by sig
+  EXPECT_EQ(c.traced.file.size(), 1000u);
+  auto events = cat_trace(c.trace);
+  const std::string out = "crash-" + how + "-traced.out";
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "write" && e.path.ends_with(out) && e.ret == 5; }),
+            200);
+  // SIGPIPE comes inside the traced write that broke the pipe: a signal
+  // arriving while its thread is inside a traced call is not recorded.
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "signal" && e.ret == sig; }),
+            sig == SIGPIPE ? 0 : 1);
+  Info info = info_trace(c.trace);
+  EXPECT_EQ(info.dropped, 0);
+  RunResult text = run({kStrata, "info", c.trace});
+  EXPECT_EQ(text.out.find("incomplete"), std::string::npos) << text.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Crashes, CrashSafety,
+                         ::testing::Values(std::pair<std::string, int>{"abort", SIGABRT},
+                                           std::pair<std::string, int>{"segv", SIGSEGV},
+                                           std::pair<std::string, int>{"pipe", SIGPIPE},
+                                           std::pair<std::string, int>{"kill-segv", SIGSEGV}),
+                         [](const auto& info) {
+                           std::string n = info.param.first;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+// fork() from a signal handler that interrupted an open inside the runtime
+// (interning its path): the fork handler used to wait for the lock its own
+// thread held, at 100% CPU, for ever.
+TEST(Safety, ForkInASignalHandlerDuringAnOpen) {
+  TempDir tmp;
+  Compared c;
+  c.trace = tmp.sub("trace-sigfork");
+  c.plain.run = run({kHostile, "sigfork", tmp.path()}, 60);
+  c.traced.run = strata_run(c.trace, {kHostile, "sigfork", tmp.path()}, {}, 60);
+  ASSERT_EQ(c.plain.run.code, 0) << c.plain.run.err;
+  EXPECT_FALSE(c.traced.run.timed_out);
+  expect_same(c);
+  EXPECT_EQ(c.traced.run.out, "forks in the handler >= 200: 1, opened 0\n");
+}
+
 TEST(Safety, DescriptorLimitIsTheProgramsAlone) {
   TempDir tmp;
   Compared c = run_both(tmp, "fdlimit");

@@ -22,6 +22,11 @@
 //                          (descriptors its process never saw opened)
 //   hostile shm OUT        a shared memory object made as PyTorch's DataLoader makes
 //                          one per batch: created, unlinked, sized, written, mapped
+//   hostile crash-HOW OUT  200 writes to OUT, then dies of HOW: abort (SIGABRT), segv
+//                          (a null store), pipe (a write to a pipe without reader),
+//                          kill-segv (SIGSEGV sent with kill); no core file
+//   hostile sigfork DIR    a 1 ms timer whose handler forks (a child that _exits) while
+//                          the program opens distinct missing paths under DIR
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +42,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -392,11 +398,70 @@ static int shm(const char* out) {
   return 0;
 }
 
+static volatile sig_atomic_t handler_forks;
+static void fork_in_handler(int sig) {
+  (void)sig;
+  int saved = errno;
+  pid_t c = fork();
+  if (c == 0) _exit(0);
+  if (c > 0) {
+    waitpid(c, NULL, 0);
+    handler_forks++;
+  }
+  errno = saved;
+}
+
+static int sigfork(const char* dir) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = fork_in_handler;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval every = {{0, 1000}, {0, 1000}}, off;
+  memset(&off, 0, sizeof off);
+  setitimer(ITIMER_REAL, &every, NULL);
+  char p[4200];
+  int opened = 0;
+  for (int i = 0; i < 400000 && handler_forks < 200; i++) {
+    snprintf(p, sizeof p, "%s/missing-%d", dir, i);
+    int fd = open(p, O_RDONLY);
+    if (fd >= 0) {
+      opened++;
+      close(fd);
+    }
+  }
+  setitimer(ITIMER_REAL, &off, NULL);
+  printf("forks in the handler >= 200: %d, opened %d\n", handler_forks >= 200, opened);
+  return 0;
+}
+
+static int crash(const char* how, const char* out) {
+  struct rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return 2;
+  for (int i = 0; i < 200; ++i)
+    if (write(fd, "line\n", 5) != 5) return 2;
+  printf("crashing by %s\n", how);
+  if (!strcmp(how, "abort")) abort();
+  if (!strcmp(how, "segv")) *(volatile int*)0 = 1;
+  if (!strcmp(how, "kill-segv")) kill(getpid(), SIGSEGV);
+  if (!strcmp(how, "pipe")) {
+    int p[2];
+    if (pipe(p) != 0) return 2;
+    close(p[0]);
+    write(p[1], "x", 1);
+  }
+  return 3;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
   const char* mode = argv[1];
   const char* out = argc > 2 ? argv[2] : "/dev/null";
+  if (!strncmp(mode, "crash-", 6)) return crash(mode + 6, out);
+  if (!strcmp(mode, "sigfork")) return sigfork(out);
   if (!strcmp(mode, "closeall")) return closeall(out, 0);
   if (!strcmp(mode, "rawclose")) return closeall(out, 1);
   if (!strcmp(mode, "dup2onto")) return dup2onto(out);

@@ -403,7 +403,11 @@ void text_dl([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOpti
 void text_summary(const Job& job, const AnalyzeOptions& o, const ProcessNaming& naming, std::ostream& out) {
   Totals t = totals(job);
   if (o.all) out << "== Job summary (times summed over processes; unions exact per process) ==\n";
-  out << (o.all ? "" : "== Job == ") << plural(job.procs.size(), "process", "processes") << ", "
+  std::set<std::pair<std::string, int64_t>> pids;  // a process that exec'd has one entry per program image
+  for (const auto& p : job.procs) pids.emplace(p.meta.host, p.meta.pid);
+  out << (o.all ? "" : "== Job == ") << plural(pids.size(), "process", "processes");
+  if (pids.size() < job.procs.size()) out << " (" << job.procs.size() << " program images: exec)";
+  out << ", "
       << plural(t.threads, "thread", "threads") << ", " << plural(std::max<size_t>(1, t.hosts.size()), "host", "hosts");
   if (!t.ranks.empty()) out << ", " << plural(t.ranks.size(), "rank", "ranks");
   out << ", wall time " << fmt_s(t.wall);

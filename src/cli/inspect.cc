@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,7 @@ struct TraceSummary {
   int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
   std::map<std::string, uint64_t> by_category, by_name;
   std::vector<std::string> hosts;
+  std::set<std::pair<std::string, int64_t>> pids;  // (host, pid): a process that exec'd has a file per image
   std::vector<int64_t> writing_pids;  // files without footer whose process still runs (here)
   std::vector<reader::TraceReader::Skipped> skipped;
   struct Unwritable {
@@ -86,6 +88,7 @@ TraceSummary summarize(const std::string& path, unsigned threads) {
     s.bytes += r.file_size();
     const auto& proc = r.process();
     if (std::find(s.hosts.begin(), s.hosts.end(), proc.hostname) == s.hosts.end()) s.hosts.push_back(proc.hostname);
+    s.pids.emplace(proc.hostname, static_cast<int64_t>(proc.pid));
     std::vector<uint64_t> per_name;
     reader::EventBatch b;
     while (r.next(b)) {
@@ -154,6 +157,8 @@ void print_json(const std::string& path, const TraceSummary& s) {
   j.u64(s.events);
   j.raw(",\"processes\":");
   j.u64(s.processes);
+  j.raw(",\"pids\":");
+  j.u64(s.pids.size());
   j.raw(",\"hosts\":");
   j.u64(s.hosts.size());
   j.raw(",\"bytes\":");
@@ -208,7 +213,11 @@ void print_json(const std::string& path, const TraceSummary& s) {
 
 void print_text(const std::string& path, const TraceSummary& s) {
   fmt::print("trace:          {}\n", path);
-  fmt::print("processes:      {} on {} host(s)\n", s.processes, s.hosts.size());
+  if (s.pids.size() < s.processes)  // exec: one file per program image
+    fmt::print("processes:      {} ({} program images: exec) on {} host(s)\n", s.pids.size(), s.processes,
+               s.hosts.size());
+  else
+    fmt::print("processes:      {} on {} host(s)\n", s.processes, s.hosts.size());
   fmt::print("events:         {} ({} dropped)\n", s.events, s.dropped);
   if (s.attached)
     fmt::print("attached:       {} of {} process(es) traced through strata_start (GOT rewriting), the rest preloaded\n",

@@ -134,7 +134,7 @@ inline std::vector<Event> cat_trace(const std::string& trace) {
 }
 
 struct Info {
-  int64_t events = -1, processes = -1, bytes = -1, dropped = -1, incomplete_files = -1, span_ns = -1;
+  int64_t events = -1, processes = -1, pids = -1, bytes = -1, dropped = -1, incomplete_files = -1, span_ns = -1;
   double bytes_per_event = -1;
   std::map<std::string, int64_t> by_category, by_name;
 };
@@ -148,6 +148,7 @@ inline Info parse_info(const std::string& json) {
   for (auto [k, v] : o) {
     if (k == "events") info.events = as_i64(v);
     else if (k == "processes") info.processes = as_i64(v);
+    else if (k == "pids") info.pids = as_i64(v);
     else if (k == "bytes") info.bytes = as_i64(v);
     else if (k == "dropped") info.dropped = as_i64(v);
     else if (k == "incomplete_files") info.incomplete_files = as_i64(v);

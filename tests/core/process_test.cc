@@ -319,6 +319,12 @@ TEST(Shell, BashPipeline) {
   // 1 (bash) + 2 fork children + 2 exec'd images.
   EXPECT_EQ(files.size(), 5u);
   EXPECT_EQ(info_trace(trace).processes, 5);
+  // Three processes, though: the text says so, and so does analyze's.
+  EXPECT_EQ(info_trace(trace).pids, 3);
+  RunResult text = run({kStrata, "info", trace});
+  EXPECT_NE(text.out.find("processes:      3 (5 program images: exec) on 1 host(s)\n"), std::string::npos) << text.out;
+  RunResult report = run({kStrata, "analyze", trace});
+  EXPECT_NE(report.out.find("== Job == 3 processes (5 program images: exec), "), std::string::npos) << report.out;
   for (auto& pf : files) {
     if (pf.pid == bash) continue;
     EXPECT_TRUE(children.count(pf.pid)) << pf.file << ": unexpected process " << pf.pid;

@@ -187,6 +187,10 @@ class ModesPass : public Pass {
           << " timed: mean " << millis(st.mean_ns()) << ", min " << millis(static_cast<double>(st.min_ns))
           << ", max " << millis(static_cast<double>(st.max_ns)) << "; kept in full: " << ranges_text(st.full) << "\n";
     }
+    // The report's event figures and its counters then cover different
+    // calls: said once, as --live's coverage line says it for modes.
+    if (!iterations_.empty())
+      out << "  events (tables, timelines) cover the iterations kept in full; counters (--darshan) every call\n";
   }
 
   void modes_text(std::ostream& out) const {

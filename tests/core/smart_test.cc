@@ -149,6 +149,10 @@ TEST(Smart, AnalyzeReportsPerIterationTimesAndTheIterationsKeptInFull) {
   ASSERT_EQ(a.code, 0) << a.err;
   EXPECT_NE(a.out.find(": 56 iterations (4..59), 55 timed: mean "), std::string::npos) << a.out;
   EXPECT_NE(a.out.find("; kept in full: 4-8, 30-35, 59\n"), std::string::npos) << a.out;
+  // What the event figures cover, next to counters that cover every call.
+  EXPECT_NE(a.out.find("  events (tables, timelines) cover the iterations kept in full; counters (--darshan) every call\n"),
+            std::string::npos)
+      << a.out;
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ inline CLI::App* add_analyze_command(CLI::App& app) {
   sub->add_option("--top", opts->top, "rows of the text tables: files, functions, staging (3)");
   sub->add_flag("--all", opts->all, "lift the text report's limits; list environment files one by one");
   sub->add_option("--section", opts->sections,
-                  "only this text section (a pass name: dl, overlap, functions, files, tags, sizes, staging, ...)")
+                  "only this text section (a pass name: verdict, dl, critical_path, overlap, functions, structure, files, sizes, staging, ...)")
       ->allow_extra_args(false);  // one name per --section: the trace is not swallowed
   sub->add_option("--path", opts->path, "only files whose path starts with PREFIX (text, JSON files, --darshan)");
   sub->callback([opts, cap]() {

@@ -358,7 +358,9 @@ void request_size_rule(const DataFiles& d, const std::string& bottleneck, Verdic
                        {"meta_ns", double(d.meta_ns)}}});
 }
 
-void staging_advice(const Job& job, const AnalyzeOptions& o, std::string why, Evidence ev, Verdict& v) {
+// with_loader: a DataLoader feeds the job, whose prefetching can hide reads.
+void staging_advice(const Job& job, const AnalyzeOptions& o, std::string why, Evidence ev, Verdict& v,
+                    bool with_loader) {
   const StageAdvice s = stage_advice(job, o.stage_capacity, o.stage_speedup);
   std::string text = why + ": put the data set on faster storage";
   if (!s.picks.empty()) {
@@ -366,7 +368,8 @@ void staging_advice(const Job& job, const AnalyzeOptions& o, std::string why, Ev
             ") to a fast tier first (saves ~" + duration(s.saved_ns) + " at " + times(o.stage_speedup) +
             " speed; see staging)";
   }
-  text += "; prefetch more (DataLoader prefetch_factor) to overlap reads with compute";
+  text += with_loader ? "; prefetch more (DataLoader prefetch_factor) to overlap reads with compute"
+                      : "; read ahead (larger or asynchronous reads) to overlap reads with the rest of the work";
   ev.emplace_back("stage_files", double(s.picks.size()));
   ev.emplace_back("stage_bytes", double(s.used));
   ev.emplace_back("stage_saved_ns", double(s.saved_ns));
@@ -562,7 +565,7 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
     staging_advice(job, o,
                    "the loop waited " + pct(wait) + " while " + who + " spent " + pct(io_of_busy) +
                        " of their batch time in I/O",
-                   loop_ev, v);
+                   loop_ev, v, true);
   cold_epoch_rule(job, epoch_read_ns, v);
   if (l.max_starts >= 2)
     v.advice.push_back({"persistent-workers",
@@ -634,7 +637,7 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
                 {"data_ops", double(ops)},           {"mean_request_bytes", mean_req}};
   if (v.bottleneck == "io")
     staging_advice(job, o, "pid " + std::to_string(worst->meta.pid) + " spent " + pct(worst_share) + " of its time in I/O",
-                   {{"io_share", worst_share}}, v);
+                   {{"io_share", worst_share}}, v, false);
   return v;
 }
 

@@ -88,7 +88,8 @@ def test_io_bound_process_gets_storage_advice(tmp_path, files_prog):
     v = run_files(tmp_path, files_prog, n=8, size=8 * MIB, stats=0, chunk=MIB, burn_ms=0)
     assert v["bottleneck"] == "io", v
     assert v["evidence"]["io_share"] >= 0.5
-    advice(v, "faster-storage")
+    # a plain program: no DataLoader to tune
+    assert "DataLoader" not in advice(v, "faster-storage")["text"]
 
 
 def test_small_requests_of_an_io_bound_job_fire(tmp_path, files_prog):
@@ -170,6 +171,7 @@ def test_io_bound_loader_gets_storage_advice(tmp_path):
     assert v["evidence"]["loader_io_share_of_busy"] >= 0.5
     a = advice(v, "faster-storage")
     assert "stage_bytes" in a["evidence"]
+    assert "prefetch_factor" in a["text"]
     assert "more-workers" not in rules(v)
 
 

@@ -7,4 +7,5 @@ BUILD_DIR=${BUILD_DIR:-build}
 GENERATOR=(-G Ninja)
 [[ -f "$BUILD_DIR/CMakeCache.txt" ]] && GENERATOR=()
 cmake -S . -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} >/dev/null
-cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}"
+# TARGETS: what to build (default all; scripts/demo.sh: strata_user, no tests).
+cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}" ${TARGETS:+--target $TARGETS}

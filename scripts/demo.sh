@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh
+TARGETS=strata_user bash scripts/build.sh  # the tools only: the tests build with scripts/test.sh
 OUT=${OUT:-/tmp/strata-demo}
 mkdir -p "$OUT"
 STRATA=build/bin/strata

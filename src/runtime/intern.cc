@@ -24,8 +24,8 @@ void SpinLock::lock_uncounted() {
 }
 
 void SpinLock::lock() {
+  ++t_runtime_locks;  // before: a handler that forks while this waits must see it
   lock_uncounted();
-  ++t_runtime_locks;
 }
 
 namespace {

@@ -4,6 +4,8 @@
 // leave through _exit and run no destructor. Children started with an
 // environment that lacks strata's variables get them back, so every process
 // of the job is traced.
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <sched.h>
 #include <spawn.h>
@@ -124,15 +126,33 @@ int exec_op(Fn fn, const char* program, Call call) {
   argv[0] = const_cast<char*>(arg0);                     \
   for (size_t i = 1; i <= nargs; ++i) argv[i] = va_arg(ap, char*);
 
+// Threads of this process (/proc/self/stat's num_threads), -1 if unknown.
+int process_threads() {
+  char buf[1024];
+  const int fd = sys::open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  const long n = sys::read(fd, buf, sizeof(buf) - 1);
+  sys::close(fd);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
+  if (!p) return -1;
+  for (int field = 2; field < 20 && *p; ++p)  // field 20: 18 spaces after field 2's ')'
+    if (*p == ' ') ++field;
+  return static_cast<int>(std::strtol(p, nullptr, 10));
+}
+
 // A new user namespace (and unsharing signal handlers or memory) needs a
-// process of one thread, and joining a mount namespace a thread whose fs
-// context (cwd, root) no other thread shares: the writer thread steps aside
-// for the call, its rings keeping their events, and starts again after it
-// (a writer just started may not have taken its own fs context yet). setns()
-// with type 0 may name either kind.
+// process of one thread: when the writer is the only other thread, it steps
+// aside for the call, its rings keeping their events, and starts again after
+// it (with more threads the kernel refuses, as without strata).
+bool alone_with_writer() { return writer_thread_running() && process_threads() == 2; }
+
 template <class Call>
 int with_writer_paused(bool needs_one_thread, Call call) {
-  const bool paused = needs_one_thread && g_hot.active && !is_vfork_child() && writer_pause();
+  const int errno_before = errno;  // the checks' system calls must not show
+  const bool paused = needs_one_thread && g_hot.active && !is_vfork_child() && alone_with_writer() && writer_pause();
+  errno = errno_before;
   const int r = call();
   if (paused) {
     const int saved_errno = errno;
@@ -162,9 +182,9 @@ int thrd_create(thrd_t* thread, thrd_start_t start, void* arg) {
 
 // The main thread leaving through pthread_exit: glibc ends the process when
 // the last thread exits, and the writer thread would be that last thread;
-// it is told to end the process in its place (writer.cc).
+// it stops now (writer.cc).
 void pthread_exit(void* retval) {
-  if (g_hot.active && !is_vfork_child() && sys::gettid() == sys::getpid()) writer_note_main_exit();
+  if (g_hot.active && !is_vfork_child() && sys::gettid() == sys::getpid()) writer_stop_for_main_exit();
   REAL(pthread_exit)(retval);
   __builtin_unreachable();
 }
@@ -174,9 +194,20 @@ int unshare(int flags) {
   return with_writer_paused(one_thread, [&] { return REAL(unshare)(flags); });
 }
 
+// setns() into a mount namespace needs a caller whose fs context (cwd,
+// root) no other thread shares: the writer takes its own as it starts.
+// Type 0 names the namespace by its descriptor (NS_GET_NSTYPE); a pidfd's
+// type is a mask of CLONE_NEW* flags.
 int setns(int fd, int nstype) {
-  const bool one_thread = nstype == 0 || (nstype & (CLONE_NEWUSER | CLONE_NEWNS));
-  return with_writer_paused(one_thread, [&] { return REAL(setns)(fd, nstype); });
+  int type = nstype;
+  if (type == 0 && g_hot.active) {
+    const int errno_before = errno;
+    const long t = syscall(SYS_ioctl, fd, 0xb703 /*NS_GET_NSTYPE*/);
+    errno = errno_before;
+    type = t > 0 ? static_cast<int>(t) : CLONE_NEWUSER | CLONE_NEWNS;  // unknown: either
+  }
+  if ((type & CLONE_NEWNS) && g_hot.active && !is_vfork_child()) writer_wait_fs_private();
+  return with_writer_paused(type & CLONE_NEWUSER, [&] { return REAL(setns)(fd, nstype); });
 }
 
 pid_t fork(void) {

@@ -12,6 +12,7 @@
 // sigignore install dispositions without calling sigaction, and a vfork child
 // shares the view kept here with its parent, not its dispositions.
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,11 +46,14 @@ int slot_of(int sig) {
 // SIG_DFL is a null handler, whether or not SA_SIGINFO is set.
 bool is_default(const struct sigaction& a) { return a.sa_handler == SIG_DFL; }
 
-// A fault the faulting instruction raised (not one sent with kill): returning
-// runs the instruction again, which faults again under SIG_DFL, so the
-// process dies of the original fault (its core and siginfo as without strata).
-bool hardware_fault(int sig, const siginfo_t* info) {
-  return info && info->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
+// The signal again, with the siginfo it came with, for this thread: it is
+// blocked while the handler runs and delivered under SIG_DFL as the handler
+// returns, so the process dies of it as it would have without strata (a
+// fault's code and address in the core; a sender's pid for a kill). raise()
+// if the kernel refuses to queue it (RLIMIT_SIGPENDING).
+void deliver_again(int sig, siginfo_t* info) {
+  if (info && syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid), sig, info) == 0) return;
+  raise(sig);
 }
 
 void on_fatal_signal(int sig, siginfo_t* info, void*) {
@@ -70,7 +74,7 @@ void on_fatal_signal(int sig, siginfo_t* info, void*) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   REAL(sigaction)(sig, &dfl, nullptr);
-  if (!hardware_fault(sig, info)) raise(sig);
+  deliver_again(sig, info);
   errno = saved_errno;
 }
 

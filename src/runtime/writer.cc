@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <mutex>
 #include <new>
 #include <string_view>
 #include <vector>
@@ -61,8 +62,12 @@ struct WriterState {
   std::atomic<std::atomic<uint32_t>*> wake_ptr{nullptr};
   uint32_t writer_tid = 0;  // the thread the PROC "mode" events are written for
   std::atomic<bool> stop{false};
-  // The main thread left through pthread_exit (writer_note_main_exit).
-  std::atomic<bool> main_exited{false};
+  // No writer thread any more (the main thread left through pthread_exit):
+  // application threads drain their rings themselves (writer_wake).
+  std::atomic<bool> app_threads_flush{false};
+  // The writer thread took its own fs context (setns into a mount namespace
+  // needs the caller's unshared: process.cc waits for it).
+  std::atomic<bool> fs_private{false};
   // Flush requests: a ticket count (high bits) and the flags asked for since
   // the writer last took them (kFlushBit, kFinalBit). The writer takes the
   // flags and the ticket count at once and, when done, publishes that count
@@ -76,6 +81,7 @@ struct WriterState {
   char path[kPathMax] = {};
 };
 WriterState w;
+std::mutex pause_mu;  // writer_pause .. writer_resume, writer_stop_for_main_exit
 constexpr int kHighFd = 512;  // where a transient trace descriptor is moved
 constexpr uint64_t kFlushBit = 1, kFinalBit = 2, kFlagBits = 3, kTicketShift = 2;
 // How long an application thread waits for the writer thread to flush at
@@ -84,18 +90,21 @@ constexpr int kFlushWaitMs = 10000;
 __thread bool t_is_writer __attribute__((tls_model("initial-exec"))) = false;
 
 // The writer's mutex, counted in t_runtime_locks (intern.h) while held.
+// Counted before it is taken and after it is released: a signal handler
+// that forks in between must find it counted (core.cc, fork_prepare).
 void lock_writer() {
-  pthread_mutex_lock(&w.mu);
   ++t_runtime_locks;
+  pthread_mutex_lock(&w.mu);
 }
 bool try_lock_writer() {
-  if (pthread_mutex_trylock(&w.mu) != 0) return false;
   ++t_runtime_locks;
-  return true;
+  if (pthread_mutex_trylock(&w.mu) == 0) return true;
+  --t_runtime_locks;
+  return false;
 }
 void unlock_writer() {
-  --t_runtime_locks;
   pthread_mutex_unlock(&w.mu);
+  --t_runtime_locks;
 }
 
 uint64_t mono_ns() {
@@ -648,26 +657,6 @@ void writer_round(uint64_t interval_ns) {
   unlock_writer();
 }
 
-// Whether no application thread is left: the process holds the writer and
-// the main thread's zombie (a thread group leader that exited stays counted
-// in /proc until the whole group ends), nothing else. Read from /proc since
-// threads strata never saw (C11, raw clone) count too.
-bool only_writer_left() {
-  char buf[1024];
-  const int fd = sys::open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) return false;
-  const long n = sys::read(fd, buf, sizeof(buf) - 1);
-  sys::close(fd);
-  if (n <= 0) return false;
-  buf[n] = 0;
-  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
-  if (!p) return false;
-  // Field 20, num_threads: 18 spaces after the name's ')' (field 2).
-  for (int field = 2; field < 20 && *p; ++p)
-    if (*p == ' ') ++field;
-  return std::strtol(p, nullptr, 10) == 2;
-}
-
 void* writer_main(void*) {
   t_done = true;  // this thread records nothing
   t_is_writer = true;
@@ -675,7 +664,7 @@ void* writer_main(void*) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
   w.private_table = sys::own_fd_table() == 0;
-  sys::own_fs_context();  // the trace path is absolute (Config)
+  if (sys::own_fs_context() == 0) w.fs_private.store(true, std::memory_order_release);  // the trace path is absolute
   w.writer_tid = static_cast<uint32_t>(sys::gettid());
   lock_writer();
   if (!w.have_file) open_file();
@@ -700,20 +689,13 @@ void* writer_main(void*) {
       // thread on another core, which then takes part in the process's TLB
       // flushes: waking every 50 ms made a DataLoader job 7.7% slower on this VM.
       const uint64_t since = mono_ns() - w.last_periodic_ns;
-      uint64_t left = std::min(since < interval_ns ? interval_ns - since : 1000000, live_ns_until_deadline());
-      // After the main thread's pthread_exit, the last application thread
-      // may leave without waking this one: looked for every 10 ms.
-      if (w.main_exited.load(std::memory_order_relaxed)) left = std::min<uint64_t>(left, 10000000);
+      const uint64_t left = std::min(since < interval_ns ? interval_ns - since : 1000000, live_ns_until_deadline());
       timespec ts{static_cast<time_t>(left / 1000000000ull), static_cast<long>(left % 1000000000ull)};
       sys::futex_wait(&wake, seen_word, &ts);
     }
     run_pending_task();
     if (g.cfg.live) serve_live_requests();
     writer_round(interval_ns);
-    // What glibc does when the last thread exits, which the writer, a
-    // thread glibc counts, would otherwise keep from happening: exit(0),
-    // with the atexit handlers (strata's final flush among them).
-    if (w.main_exited.load(std::memory_order_acquire) && only_writer_left()) exit(0);
   }
   run_pending_task();
   if (w.private_fd >= 0) sys::close(w.private_fd);
@@ -738,6 +720,7 @@ bool start_thread() {
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
   w.stop.store(false);
+  w.fs_private.store(false);
   // Created with every signal blocked, so that none of the program's
   // signals runs its handler on the writer before it blocks them itself.
   sigset_t all, saved;
@@ -770,6 +753,10 @@ uint64_t writer_dropped_total() {
 }
 
 void writer_wake() {
+  if (w.app_threads_flush.load(std::memory_order_relaxed) && !t_is_writer) {
+    writer_request_flush(false, 0);  // no writer thread: a ring half full is drained here
+    return;
+  }
   std::atomic<uint32_t>* word = w.wake_ptr.load(std::memory_order_acquire);
   if (!word) word = &w.wake_word;
   word->fetch_add(1, std::memory_order_release);
@@ -790,18 +777,40 @@ void writer_flush(bool final_flush) {
   unlock_writer();
 }
 
+void writer_wait_fs_private() {
+  for (int waited_ms = 0; waited_ms < 100 && writer_thread_running() && !w.fs_private.load(std::memory_order_acquire);
+       ++waited_ms) {
+    timespec ms{0, 1000000};
+    nanosleep(&ms, nullptr);
+  }
+}
+
 bool writer_pause() {
-  if (!writer_thread_running() || t_is_writer) return false;
+  if (t_is_writer) return false;
+  pause_mu.lock();  // held until writer_resume: one pause at a time
+  if (!writer_thread_running()) {
+    pause_mu.unlock();
+    return false;
+  }
   writer_stop();  // its rings keep their events for the next thread
   return true;
 }
 
-void writer_resume() { start_thread(); }
+void writer_resume() {
+  start_thread();
+  pause_mu.unlock();
+}
 
-void writer_note_main_exit() {
-  if (!w.thread_running.load(std::memory_order_acquire)) return;  // no writer thread: glibc ends the process
-  w.main_exited.store(true, std::memory_order_release);
-  writer_wake();
+// glibc ends the process when its last thread exits, calling exit(0) on
+// that thread; the writer, a thread glibc counts, would be the last one and
+// never exit. So it stops when the main thread leaves through pthread_exit
+// (its rings keep their events) and the application threads drain their
+// rings from then on; the last one's exit(0) runs the final flush.
+void writer_stop_for_main_exit() {
+  if (!writer_thread_running() || t_is_writer) return;
+  std::lock_guard<std::mutex> serial(pause_mu);
+  writer_stop();
+  w.app_threads_flush.store(true, std::memory_order_release);
 }
 
 void writer_request_flush(bool final_flush, int timeout_ms) {
@@ -881,7 +890,7 @@ void reset_for_new_file() {
   w.write_dropped = 0;
   w.last_stats_written = w.last_stats_dropped = ~0ull;
   w.thread_running = false;
-  w.main_exited.store(false);  // a child's forking thread is its main thread
+  w.app_threads_flush.store(false);  // a fresh writer thread
   w.flush_requested.store(0);
   w.flush_done_seq.store(0);
   seen->clear();

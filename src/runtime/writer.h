@@ -19,7 +19,8 @@ void writer_restart();               // after writer_stop: new file, fresh threa
 void writer_wake();
 bool writer_pause();                 // stops the thread, keeping the file and the rings; true if it ran
 void writer_resume();                // after writer_pause: the thread again, same file
-void writer_note_main_exit();       // the main thread called pthread_exit: end the process after the last thread
+void writer_wait_fs_private();       // until the writer has its own cwd/root (100 ms at most)
+void writer_stop_for_main_exit();   // the main thread calls pthread_exit: no writer thread from now on
 // True in the process that owns a running writer thread (not in a vfork or
 // clone child that only sees the parent's state).
 bool writer_thread_running();

@@ -105,7 +105,8 @@ INSTANTIATE_TEST_SUITE_P(Crashes, CrashSafety,
                          ::testing::Values(std::pair<std::string, int>{"abort", SIGABRT},
                                            std::pair<std::string, int>{"segv", SIGSEGV},
                                            std::pair<std::string, int>{"pipe", SIGPIPE},
-                                           std::pair<std::string, int>{"kill-segv", SIGSEGV}),
+                                           std::pair<std::string, int>{"kill-segv", SIGSEGV},
+                                           std::pair<std::string, int>{"queued-segv", SIGSEGV}),
                          [](const auto& info) {
                            std::string n = info.param.first;
                            std::replace(n.begin(), n.end(), '-', '_');

@@ -43,13 +43,28 @@ TEST(Threads, MainLeavingThroughPthreadExitEndsTheProcess) {
   Compared c = run_both(tmp, "mainexit", 20);
   ASSERT_EQ(c.plain.code, 0) << c.plain.err;
   expect_same(c);
-  EXPECT_EQ(c.traced.out, "main leaves\n");
+  // exit() ran on the last thread as without strata: stdout flushed, the
+  // atexit handler run, the log main left unflushed on descriptor 0 written.
+  EXPECT_EQ(c.traced.out, "main leaves\natexit ran\n");
   EXPECT_EQ(c.traced_file, "worker done\n");
+  EXPECT_EQ(read_text(tmp.sub("mainexit-traced.out.log")), "log line on descriptor 0\n");
+  EXPECT_EQ(read_text(tmp.sub("mainexit-plain.out.log")), "log line on descriptor 0\n");
   // The worker's write, made after main had gone, is in a finished trace.
   auto events = cat_trace(c.trace);
   EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "write" && e.ret == 12; }), 1);
   Info info = info_trace(c.trace);
   EXPECT_EQ(info.dropped, 0);
+}
+
+// setns() from several threads at once (type 0: the kernel says which kind).
+TEST(Threads, SetnsFromManyThreads) {
+  TempDir tmp;
+  RunResult plain = run({kThreads, "setns", "4"}, 30);
+  RunResult traced = strata_run(tmp.sub("trace"), {kThreads, "setns", "4"}, {}, 30);
+  EXPECT_FALSE(traced.timed_out);
+  EXPECT_EQ(plain.code, traced.code) << traced.err;
+  EXPECT_EQ(plain.out, traced.out);
+  EXPECT_EQ(traced.out, "setns failures 0\n");
 }
 
 // A read() in a thread strata never saw created must stay a cancellation point.

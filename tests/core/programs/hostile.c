@@ -24,7 +24,8 @@
 //                          one per batch: created, unlinked, sized, written, mapped
 //   hostile crash-HOW OUT  200 writes to OUT, then dies of HOW: abort (SIGABRT), segv
 //                          (a null store), pipe (a write to a pipe without reader),
-//                          kill-segv (SIGSEGV sent with kill); no core file
+//                          kill-segv (SIGSEGV sent with kill), queued-segv (SIGSEGV
+//                          with a fault's si_code, queued to itself); no core file
 //   hostile sigfork DIR    a 1 ms timer whose handler forks (a child that _exits) while
 //                          the program opens distinct missing paths under DIR
 #define _GNU_SOURCE
@@ -446,6 +447,13 @@ static int crash(const char* how, const char* out) {
   if (!strcmp(how, "abort")) abort();
   if (!strcmp(how, "segv")) *(volatile int*)0 = 1;
   if (!strcmp(how, "kill-segv")) kill(getpid(), SIGSEGV);
+  if (!strcmp(how, "queued-segv")) {  // as crash reporters re-raise: a fault's code, sent
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = SIGSEGV;
+    si.si_code = SEGV_MAPERR;
+    syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid), SIGSEGV, &si);
+  }
   if (!strcmp(how, "pipe")) {
     int p[2];
     if (pipe(p) != 0) return 2;

@@ -1,7 +1,12 @@
 // Threads and namespaces a traced program may use, each printing what it
 // observes (threads_test.cc runs it plain and under strata and compares):
 //   threads mainexit OUT     main leaves through pthread_exit while a worker
-//                            writes OUT 200 ms later; the process must end
+//                            writes OUT 200 ms later; the process must end,
+//                            and the exit flushes stdout and a stream main
+//                            left unflushed on descriptor 0 (OUT.log), and
+//                            runs an atexit handler
+//   threads setns N          N threads x 500 setns() into this process's own
+//                            network namespace (type 0)
 //   threads thrdcancel       a C11 thread blocked in read() is cancelled
 //   threads churn OUT        400 threads one after the other under a 512 MiB
 //                            address-space limit, each writing a line with
@@ -38,12 +43,41 @@ static void* late_writer(void* arg) {
   return NULL;
 }
 
+static void at_exit(void) { printf("atexit ran\n"); }
+
 static int mainexit(void) {
   pthread_t t;
   if (pthread_create(&t, NULL, late_writer, NULL) != 0) return 3;
+  atexit(at_exit);
+  // A daemon's log: opened after closing stdin, so on descriptor 0, and left
+  // for exit() to flush, as stdout is.
+  char log_path[4200];
+  snprintf(log_path, sizeof log_path, "%s.log", out_path);
+  close(0);
+  FILE* log = fdopen(open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), "w");
+  if (!log) return 3;
+  fprintf(log, "log line on descriptor %d\n", fileno(log));
   printf("main leaves\n");
-  fflush(stdout);
   pthread_exit(NULL);
+}
+
+static int setns_fd;
+static volatile int setns_failures;
+static void* setns_loop(void* arg) {
+  (void)arg;
+  for (int i = 0; i < 500; i++)
+    if (setns(setns_fd, 0) != 0) __sync_fetch_and_add(&setns_failures, 1);
+  return NULL;
+}
+
+static int setns_threads(int n) {
+  setns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (setns_fd < 0 || n > 16) return 3;
+  pthread_t t[16];
+  for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, setns_loop, NULL);
+  for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+  printf("setns failures %d\n", setns_failures);
+  return 0;
 }
 
 static int pipe_fds[2];
@@ -148,5 +182,6 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "churn")) return churn(out_path);
   if (!strcmp(mode, "userns")) return userns();
   if (!strcmp(mode, "execveat")) return exec_at(out_path);
+  if (!strcmp(mode, "setns")) return setns_threads(atoi(out_path));
   return 2;
 }

@@ -1294,8 +1294,9 @@ TEST(AnalyzeE2E, JobTreeShowsTheImageAfterExec) {
   ASSERT_EQ(r.code, 0) << describe(r);
   RunResult an = run({kStrata, "analyze", trace, "--all", "--section", "overlap"});
   ASSERT_EQ(an.code, 0) << describe(an);
-  // sh, the cat it forked, and the cat that replaced sh by exec: three rows.
-  EXPECT_NE(an.out.find("\n3 processes, "), std::string::npos) << an.out;
+  // sh, the cat it forked, and the cat that replaced sh by exec: three rows,
+  // two processes.
+  EXPECT_NE(an.out.find("\n2 processes (3 program images: exec), "), std::string::npos) << an.out;
   const size_t sh = an.out.find("  pid "), exec = an.out.find("\u2514\u2500 exec pid ");
   ASSERT_NE(sh, std::string::npos) << an.out;
   ASSERT_NE(exec, std::string::npos) << an.out;

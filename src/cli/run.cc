@@ -524,6 +524,42 @@ int run_command(RunOptions o) {
 
 }  // namespace
 
+// --layers: each item one the runtime knows (core.cc reads STRATA_LAYERS);
+// an unknown one used to record nothing of it, silently.
+static std::string layers_error(std::string& v) {
+  static const char* const known[] = {"posix", "stdio", "proc", "app"};
+  size_t at = 0;
+  while (at <= v.size()) {
+    const size_t end = std::min(v.find(',', at), v.size());
+    std::string item = v.substr(at, end - at);
+    item.erase(0, item.find_first_not_of(' '));  // spaces around items are ignored
+    item.erase(item.find_last_not_of(' ') + 1);
+    bool ok = item.empty();
+    for (const char* k : known) ok = ok || item == k;
+    if (!ok) return "unknown layer '" + item + "' (layers: posix, stdio, proc, app)";
+    at = end + 1;
+  }
+  return "";
+}
+
+// --buffer-size: digits and an optional K, M or G, from 1 KiB to 1 GiB (the
+// runtime rounds it up to a power of two); "abc" used to give 4 MiB and
+// "1T" 1 byte, silently.
+static std::string buffer_size_error(std::string& v) {
+  size_t digits = 0;
+  while (digits < v.size() && v[digits] >= '0' && v[digits] <= '9') ++digits;
+  const std::string suffix = v.substr(digits);
+  if (digits == 0 || digits > 12 || (suffix.size() > 1) ||
+      (suffix.size() == 1 && std::string("kKmMgG").find(suffix[0]) == std::string::npos))
+    return "bad size '" + v + "' (bytes, or a number with K, M or G)";
+  unsigned long long n = std::stoull(v.substr(0, digits));
+  const int shift = suffix.empty() ? 0 : (suffix[0] == 'k' || suffix[0] == 'K') ? 10 : (suffix[0] == 'm' || suffix[0] == 'M') ? 20 : 30;
+  if (n > (1ull << 40)) return "size '" + v + "' out of range (1K to 1G)";
+  n <<= shift;
+  if (n < 1024 || n > (1ull << 30)) return "size '" + v + "' out of range (1K to 1G)";
+  return "";
+}
+
 void add_run(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Run a command under the tracer: strata run [options] -- command args...");
@@ -533,8 +569,10 @@ void add_run(CLI::App& app) {
                    ->check(CLI::IsMember({"trace", "profile", "off", "smart"}));
   cmd->add_option("--exclude", o->exclude, "Path prefix not to trace (repeatable; /proc, /sys, /dev and the trace are always excluded)");
   cmd->add_option("--include", o->include, "Trace only paths under this prefix (repeatable)");
-  cmd->add_option("--layers", o->layers, "Comma-separated layers to record: posix,stdio,proc,app (default: all)");
-  cmd->add_option("--buffer-size", o->buffer_size, "Event buffer per thread in bytes (K/M/G suffixes; default 4M)");
+  cmd->add_option("--layers", o->layers, "Comma-separated layers to record: posix,stdio,proc,app (default: all)")
+      ->check(CLI::Validator(layers_error, "LAYER,..."));
+  cmd->add_option("--buffer-size", o->buffer_size, "Event buffer per thread in bytes (K/M/G suffixes; default 4M)")
+      ->check(CLI::Validator(buffer_size_error, "SIZE"));
   cmd->add_option("--flush-interval", o->flush_interval_ms, "Write buffered events at least every N ms (default 1000)");
   cmd->add_flag("-q,--quiet", o->quiet, "Print nothing but the command's own output");
   cmd->add_flag("--no-python", o->no_python, "Do not load the Python instrumentation");

@@ -109,6 +109,10 @@ TEST(Options, UsageErrorsExitTwo) {
       {{kStrata, "analyze", "--stage-capacity", "8XB", trace}, "8XB"},
       {{kStrata, "convert", trace, "--to", "chrome"}, "-o"},
       {{kStrata, "run", "-m", "bogus", "--", "/bin/true"}, "bogus"},
+      // values that used to be taken silently: abc as 4M, 1T as 1 byte, bogus as nothing
+      {{kStrata, "run", "--buffer-size", "abc", "--", "/bin/true"}, "bad size 'abc'"},
+      {{kStrata, "run", "--buffer-size", "1T", "--", "/bin/true"}, "bad size '1T'"},
+      {{kStrata, "run", "--layers", "posix,bogus", "--", "/bin/true"}, "unknown layer 'bogus'"},
   };
   for (const Case& c : cases) {
     RunResult r = run(c.argv);

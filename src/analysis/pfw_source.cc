@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -266,11 +267,37 @@ class PfwUnit {
     c_.process(m);
   }
 
+  // The context id of a record's tags (0: none), one id per distinct set.
+  uint32_t ctx_of(std::span<const importer::PfwTag> tags) {
+    if (tags.empty()) return 0;
+    ctx_key_.clear();
+    for (const importer::PfwTag& t : tags) {
+      ctx_key_ += t.key;
+      ctx_key_ += '\x1f';
+      ctx_key_ += t.value;
+      ctx_key_ += t.is_int ? '\x1e' : '\x1d';
+    }
+    auto it = ctx_ids_.find(ctx_key_);
+    if (it != ctx_ids_.end()) return it->second;
+    const uint32_t id = static_cast<uint32_t>(tables_.ctxs.size());
+    tables_.ctxs.begin_next();
+    for (const importer::PfwTag& t : tags) {
+      CtxTag& tag = tables_.ctxs.add_tag();
+      tag.key = ctx_strings_.emplace_back(t.key);  // a deque: views stay valid
+      tag.value = ctx_strings_.emplace_back(t.value);
+      tag.is_int = t.is_int;
+      tag.int_value = t.int_value;
+    }
+    ctx_ids_.emplace(ctx_key_, id);
+    return id;
+  }
+
   // The calls a record stands for: one, or dft_cnt of an aggregated record.
   void calls(const PfwRecord& r) {
     const int64_t n = r.cnt;
     const bool has_ret = r.ret.present;
     IoEvent e;
+    e.ctx = ctx_of(r.tags);
     e.pid = !child_tids_.empty() && child_tids_.count(r.tid) ? r.tid : r.pid;
     e.tid = r.tid;
     e.func = func_id(r);
@@ -326,6 +353,9 @@ class PfwUnit {
   std::unordered_map<NameKey, uint32_t, NameKeyHash> name_ids_;
   std::unordered_map<uint64_t, std::string> host_names_, str_hashes_;
   std::unordered_set<int64_t> child_tids_;
+  std::string ctx_key_;
+  std::unordered_map<std::string, uint32_t> ctx_ids_;
+  std::deque<std::string> ctx_strings_;
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <simdjson.h>
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace strata::importer {
 
@@ -139,6 +141,7 @@ struct PfwParser::Impl {
   ondemand::parser parser;
   // Owned, unescaped copies of the strings of the current line.
   std::string name_buf, cat_buf, aname_buf, afname_buf, value_buf;
+  std::vector<PfwTag> tags;  // the current record's tags (PfwRecord::tags), storage kept
 };
 
 PfwParser::PfwParser(std::string path) : impl_(std::make_unique<Impl>()), path_(std::move(path)) {}
@@ -210,6 +213,26 @@ bool PfwParser::parse(const Line& line, PfwRecord& r) {
     std::string_view s;
     if (!v.get_string().get(s)) return parse_hash_string(s, out);
     return false;
+  };
+  // Tags: integers and strings only (an object or a float is not one).
+  size_t ntags = 0;
+  auto add_tag = [&](std::string_view key, ondemand::value& v) {
+    if (ntags == m.tags.size()) m.tags.emplace_back();
+    PfwTag& t = m.tags[ntags];
+    int64_t iv;
+    std::string_view sv;
+    if (!v.get_int64().get(iv)) {
+      t.is_int = true;
+      t.int_value = iv;
+      t.value = std::to_string(iv);
+    } else if (get_str(v, t.value, sv)) {
+      t.is_int = false;
+      t.int_value = 0;
+    } else {
+      return;
+    }
+    t.key.assign(key);
+    ++ntags;
   };
   ondemand::document doc;
   auto err = m.parser.iterate(p, len, cap).get(doc);
@@ -324,10 +347,13 @@ bool PfwParser::parse(const Line& line, PfwRecord& r) {
             // 2.x writes hashes as hex strings: the string is also the value.
             r.has_value = parse_hash_string(r.value_str, r.value);
           }
+        } else if (ak != "p_idx" && ak != "level" && ak != "cfg") {
+          add_tag(ak, av);
         }
       }
     }
   }
+  r.tags = std::span<const PfwTag>(m.tags.data(), ntags);
   if (!has_ph) r.ph = Phase::kComplete;  // as DFTracer 1.x readers did
   if (r.has_type) r.version = 2;
   // Aggregated: dur lives in args (plain or ranged); the record has none.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,15 @@ struct NumField {
   int64_t total(int64_t n) const { return ranged ? sum : v * n; }
 };
 
+// An event's tag: an `args` key DFTracer's schema does not define (strata's
+// own .pfw writes its context tags there: epoch, step, worker...; DLIO writes
+// epoch, step, image_idx), with an integer or string value.
+struct PfwTag {
+  std::string key, value;  // value: the integer formatted, or the string
+  bool is_int = false;
+  int64_t int_value = 0;
+};
+
 struct PfwRecord {
   int version = 1;                 // 2: integer "ph" (DFTracer 2.x)
   Phase ph = Phase::kUnknown;
@@ -66,6 +76,7 @@ struct PfwRecord {
   std::string_view a_name, a_fname;
   int64_t num_events = -1;         // "end" record
   int64_t approx_fields = 0;       // number of ranged fields
+  std::span<const PfwTag> tags;    // valid until the next parse()
 };
 
 class PfwParser {

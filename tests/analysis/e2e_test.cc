@@ -620,6 +620,15 @@ TEST(AnalyzeE2E, EpochsCheckpointRolesAndBreakdown) {
   simdjson::dom::element s = j->root["summary"];
   EXPECT_EQ(I(s, "bytes_read"), 100 + 3 * (65536 + 16384));
   EXPECT_EQ(I(s, "bytes_written"), 3 * (3 * 8192 + 16) + 8192);
+
+  // The trace as DFTracer JSON and back: the tags travel in each event's
+  // args, and the breakdown is the same.
+  const std::string pfw = t.sub("epochs.pfw.gz");
+  RunResult conv = run({kStrata, "convert", t.sub("trace"), "--to", "pfw", "-o", pfw});
+  ASSERT_EQ(conv.code, 0) << describe(conv);
+  j = analyze_json(pfw, {"--by", "epoch"});
+  check_epochs("by");
+  check_epochs("by_epoch");
 }
 
 // A DataLoader-like job (e2e_workload.c, dl()): the deep-learning summary,

@@ -294,6 +294,9 @@ void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out
     size_t loops = 0;
     for (auto& e : s.epochs) loops = std::max(loops, e.loops);
     if (loops > 1) out << "  (waited: the mean over the " << loops << " training loops, one per rank)\n";
+    // --by epoch asked: this table is its answer (the tagged events of the
+    // training loop); said, so that the option is not taken as ignored.
+    if (o.by == "epoch" && !o.all) out << "  (--by epoch: the rows above; --all adds every event tagged with an epoch)\n";
   }
   if (s.has_first_vs_rest) {
     auto ratio = [](int64_t a, double b) { return b > 0 ? " (x" + fmt_x(static_cast<double>(a) / b) + ")" : std::string(); };

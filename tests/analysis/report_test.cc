@@ -90,7 +90,12 @@ TEST_F(DlJob, DefaultReportFitsAScreen) {
 
 TEST_F(DlJob, DemoOptionsFitAScreen) {
   // The demo's command adds the staging section the user asked for: within the 50.
-  expect_fits_a_screen(analyze({"--by", "epoch", "--stage-capacity", "64MiB"}), 50);
+  RunResult r = analyze({"--by", "epoch", "--stage-capacity", "64MiB"});
+  expect_fits_a_screen(r, 50);
+  // --by epoch is answered by the deep-learning summary's table, and says so.
+  EXPECT_NE(r.out.find("  (--by epoch: the rows above; --all adds every event tagged with an epoch)\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(DlJob, AllLiftsTheLimits) {

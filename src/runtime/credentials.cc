@@ -4,7 +4,10 @@
 // and aborts the process if one thread fails where another succeeded
 // (`setpriv --reuid U --clear-groups` does exactly that sequence). So each such
 // change the application makes is made again on strata's writer thread, which
-// then always holds the credentials the application's threads hold.
+// then always holds the credentials the application's threads hold. A change
+// made with the raw system calls (Rust's caps crate) is caught up with just
+// before the set*id call that would find the threads disagreeing.
+#include <grp.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -22,6 +25,15 @@ extern "C" int capset(cap_user_header_t header, const cap_user_data_t data);
 namespace {
 STRATA_REAL_DECL(prctl);
 STRATA_REAL_DECL(capset);
+STRATA_REAL_DECL(setuid);
+STRATA_REAL_DECL(setgid);
+STRATA_REAL_DECL(seteuid);
+STRATA_REAL_DECL(setegid);
+STRATA_REAL_DECL(setreuid);
+STRATA_REAL_DECL(setregid);
+STRATA_REAL_DECL(setresuid);
+STRATA_REAL_DECL(setresgid);
+STRATA_REAL_DECL(setgroups);
 
 bool is_per_thread_credential(int option, unsigned long arg2) {
   switch (option) {
@@ -58,10 +70,36 @@ void capset_on_writer(void* p) {
   syscall(SYS_capset, &c->header, c->data);
 }
 
+// Before a set*id call glibc broadcasts to every thread: the writer takes
+// the caller's capabilities if they differ (a raw capset did not come
+// through the wrapper above). Two capget calls when they agree: programs
+// that switch their effective uid per request pay no round trip.
+void align_writer_credentials() {
+  const int writer = strata::runtime::writer_thread_id();
+  if (writer == 0 || writer == static_cast<int>(syscall(SYS_gettid))) return;
+  const int saved_errno = errno;
+  CapsetCall mine{}, theirs{};
+  mine.header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  theirs.header = {_LINUX_CAPABILITY_VERSION_3, writer};
+  // A writer still starting (-1: its tid not known yet) is given them anyway.
+  if (syscall(SYS_capget, &mine.header, mine.data) == 0 &&
+      (writer < 0 || syscall(SYS_capget, &theirs.header, theirs.data) != 0 ||
+       std::memcmp(mine.data, theirs.data, sizeof(mine.data)) != 0))
+    strata::runtime::writer_run(capset_on_writer, &mine);
+  errno = saved_errno;
+}
+
 }  // namespace
 
 extern "C" {
 #pragma GCC visibility push(default)
+
+// The set*id family glibc applies to every thread (a failure on one aborts).
+#define STRATA_SETID(ret, name, params, args) \
+  ret name params {                            \
+    align_writer_credentials();                \
+    return REAL(name) args;                    \
+  }
 
 int prctl(int option, ...) {
   va_list ap;
@@ -92,6 +130,17 @@ int capset(cap_user_header_t header, const cap_user_data_t data) {
   }
   return r;
 }
+
+STRATA_SETID(int, setuid, (uid_t u), (u))
+STRATA_SETID(int, setgid, (gid_t g), (g))
+STRATA_SETID(int, seteuid, (uid_t u), (u))
+STRATA_SETID(int, setegid, (gid_t g), (g))
+STRATA_SETID(int, setreuid, (uid_t r, uid_t e), (r, e))
+STRATA_SETID(int, setregid, (gid_t r, gid_t e), (r, e))
+STRATA_SETID(int, setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+STRATA_SETID(int, setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+STRATA_SETID(int, setgroups, (size_t n, const gid_t* list), (n, list))
+#undef STRATA_SETID
 
 #pragma GCC visibility pop
 }  // extern "C"

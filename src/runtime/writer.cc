@@ -60,7 +60,9 @@ struct WriterState {
   // The futex word the writer sleeps on: wake_word, or under --live the word
   // in this process's live slot, which controllers in other processes bump.
   std::atomic<std::atomic<uint32_t>*> wake_ptr{nullptr};
-  uint32_t writer_tid = 0;  // the thread the PROC "mode" events are written for
+  // The thread the PROC "mode" events are written for; 0 until the writer
+  // thread runs (read by application threads: credentials.cc).
+  std::atomic<uint32_t> writer_tid{0};
   std::atomic<bool> stop{false};
   // No writer thread any more (the main thread left through pthread_exit):
   // application threads drain their rings themselves (writer_wake).
@@ -569,7 +571,7 @@ void write_mode_event(LiveMode mode) {
   const uint64_t now = now_ticks();
   const RawEvent e = make_event(static_cast<uint32_t>(Fn::mode), now, now, -1, 0, -1, -1,
                                 static_cast<int64_t>(mode), 0, 0);
-  const size_t prefix = w.encoder->encode(w.writer_tid, &e, 1, *w.payload);
+  const size_t prefix = w.encoder->encode(w.writer_tid.load(std::memory_order_relaxed), &e, 1, *w.payload);
   if (write_block(fmt::BlockType::kEvents, 1, true, prefix)) ++w.events_written;
 }
 
@@ -665,7 +667,7 @@ void* writer_main(void*) {
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
   w.private_table = sys::own_fd_table() == 0;
   if (sys::own_fs_context() == 0) w.fs_private.store(true, std::memory_order_release);  // the trace path is absolute
-  w.writer_tid = static_cast<uint32_t>(sys::gettid());
+  w.writer_tid.store(static_cast<uint32_t>(sys::gettid()), std::memory_order_release);
   lock_writer();
   if (!w.have_file) open_file();
   else if (w.private_table) reopen_private();  // started again (writer_resume)
@@ -721,6 +723,7 @@ bool start_thread() {
   pthread_attr_setstacksize(&attr, 256 * 1024);
   w.stop.store(false);
   w.fs_private.store(false);
+  w.writer_tid.store(0, std::memory_order_relaxed);
   // Created with every signal blocked, so that none of the program's
   // signals runs its handler on the writer before it blocks them itself.
   sigset_t all, saved;
@@ -735,6 +738,12 @@ bool start_thread() {
 }  // namespace
 
 bool on_writer_thread() { return t_is_writer; }
+
+int writer_thread_id() {
+  if (!writer_thread_running()) return 0;
+  const uint32_t tid = w.writer_tid.load(std::memory_order_acquire);
+  return tid ? static_cast<int>(tid) : -1;
+}
 
 bool writer_thread_running() { return w.thread_running.load(std::memory_order_acquire) && sys::getpid() == g.pid; }
 

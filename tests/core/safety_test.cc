@@ -313,6 +313,18 @@ TEST(Safety, UnrecordablePathsCountAsDrops) {
 // setpriv keeps capabilities across setresuid only in its own thread
 // (prctl/capset are per thread) and then calls setgroups, which glibc runs on
 // every thread and aborts if they disagree.
+// Capabilities dropped with the raw system call, then set*id: glibc applies
+// those to every thread and aborts when one thread succeeds where another
+// fails; the writer thread used to keep its capabilities and succeed.
+TEST(Safety, RawCapsetThenSetuidFailsAsWithoutStrata) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to hold capabilities";
+  TempDir tmp;
+  Compared c = run_both(tmp, "rawcap");
+  expect_same(c);
+  EXPECT_EQ(c.traced.run.code, 0) << c.traced.run.err;
+  EXPECT_EQ(c.traced.run.out, "raw capset 0\nsetgroups -1 Operation not permitted\nsetuid -1 Operation not permitted\n");
+}
+
 TEST(Safety, CredentialChangesKeepThreadsInAgreement) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to change credentials";
   if (!fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "no setpriv";

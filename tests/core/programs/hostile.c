@@ -26,11 +26,14 @@
 //                          (a null store), pipe (a write to a pipe without reader),
 //                          kill-segv (SIGSEGV sent with kill), queued-segv (SIGSEGV
 //                          with a fault's si_code, queued to itself); no core file
+//   hostile rawcap         drops every capability with the raw capset system call (Rust's
+//                          caps crate), then setgroups() and setuid(): both fail with EPERM
 //   hostile sigfork DIR    a 1 ms timer whose handler forks (a child that _exits) while
 //                          the program opens distinct missing paths under DIR
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,6 +439,18 @@ static int sigfork(const char* dir) {
   return 0;
 }
 
+static int rawcap(void) {
+  struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct d[2];
+  memset(d, 0, sizeof d);
+  printf("raw capset %ld\n", syscall(SYS_capset, &h, d));
+  int r = setgroups(0, NULL);
+  printf("setgroups %d %s\n", r, r ? strerror(errno) : "");
+  r = setuid(65534);
+  printf("setuid %d %s\n", r, r ? strerror(errno) : "");
+  return 0;
+}
+
 static int crash(const char* how, const char* out) {
   struct rlimit no_core = {0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
@@ -470,6 +485,7 @@ int main(int argc, char** argv) {
   const char* out = argc > 2 ? argv[2] : "/dev/null";
   if (!strncmp(mode, "crash-", 6)) return crash(mode + 6, out);
   if (!strcmp(mode, "sigfork")) return sigfork(out);
+  if (!strcmp(mode, "rawcap")) return rawcap();
   if (!strcmp(mode, "closeall")) return closeall(out, 0);
   if (!strcmp(mode, "rawclose")) return closeall(out, 1);
   if (!strcmp(mode, "dup2onto")) return dup2onto(out);

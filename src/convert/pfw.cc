@@ -5,7 +5,6 @@
 // lines between "[" and "]", "ph" letters, hashes as numbers. Version 2
 // (DFTracer 2.x): JSON lines only, integer "ph" and "type" (the layer),
 // hashes as hex strings, one "end" record per process.
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>

@@ -294,6 +294,13 @@ void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out
     size_t loops = 0;
     for (auto& e : s.epochs) loops = std::max(loops, e.loops);
     if (loops > 1) out << "  (waited: the mean over the " << loops << " training loops, one per rank)\n";
+    // The header's total counts every loader's waits, the rows the training
+    // loops' only: said, so that the two figures do not read as a contradiction.
+    int64_t in_loops = 0;
+    for (auto& e : s.epochs) in_loops += e.loader_wait_ns;
+    if (s.batches && s.loader_wait_ns > in_loops)
+      out << "  (waited for data: " << fmt_s(in_loops) << " in the epochs' training loops + "
+          << fmt_s(s.loader_wait_ns - in_loops) << " in other loaders' passes)\n";
     // --by epoch asked: this table is its answer (the tagged events of the
     // training loop); said, so that the option is not taken as ignored.
     if (o.by == "epoch" && !o.all) out << "  (--by epoch: the rows above; --all adds every event tagged with an epoch)\n";
@@ -429,12 +436,17 @@ void text_summary(const Job& job, const AnalyzeOptions& o, const ProcessNaming& 
 }
 
 void text_functions([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
+  // I/O calls first: app regions (dataloader.worker, an epoch) are nested
+  // spans whose times dwarf the calls' and that the other sections explain.
   std::vector<const FuncStats*> fsv;
   for (auto& [k, f] : job.funcs) fsv.push_back(&f);
-  std::sort(fsv.begin(), fsv.end(), [](auto* a, auto* b) { return a->total_ns > b->total_ns; });
+  std::sort(fsv.begin(), fsv.end(), [](auto* a, auto* b) {
+    const bool a_app = a->layer == Layer::kApp, b_app = b->layer == Layer::kApp;
+    return a_app != b_app ? b_app : a->total_ns > b->total_ns;
+  });
   const size_t rows = std::min(fsv.size(), text_rows(o));
   out << "== Functions";
-  if (fsv.size() > rows) out << " (top " << rows << " of " << fsv.size() << " by time; --top N, --all)";
+  if (fsv.size() > rows) out << " (top " << rows << " of " << fsv.size() << ": I/O by time, then app regions; --top N, --all)";
   out << " ==\n";
   char line[512];
   std::snprintf(line, sizeof line, "  %-6s %-20s %8s %5s %9s %8s %8s %8s %8s %8s\n", "layer", "function", "count",
@@ -451,6 +463,11 @@ void text_functions([[maybe_unused]] const Job& job, [[maybe_unused]] const Anal
                   q(-1).c_str(), q(0.25).c_str(), q(0.5).c_str(), q(0.75).c_str(), q(-2).c_str());
     out << line;
   }
+  std::string regions;
+  for (size_t i = rows; i < fsv.size(); ++i)
+    if (fsv[i]->layer == Layer::kApp)
+      regions += (regions.empty() ? "" : ", ") + fsv[i]->name + " " + fmt_s(fsv[i]->total_ns);
+  if (!regions.empty()) out << clip_words("  app regions: " + regions, kTextColumns) << "\n";
 }
 
 namespace {

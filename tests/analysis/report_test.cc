@@ -118,17 +118,22 @@ TEST_F(DlJob, TopSetsTheRowsOfTheTables) {
   ASSERT_EQ(r.code, 0) << describe(r);
   const auto lines = lines_of(r.out);
   auto title = std::find(lines.begin(), lines.end(),
-                         "== Functions (top 3 of " + std::to_string(funcs) + " by time; --top N, --all) ==");
+                         "== Functions (top 3 of " + std::to_string(funcs) +
+                             ": I/O by time, then app regions; --top N, --all) ==");
   ASSERT_NE(title, lines.end()) << r.out;
-  ASSERT_EQ(lines.end() - title, 5) << r.out;  // the title, the column names, 3 rows
+  ASSERT_EQ(lines.end() - title, 6) << r.out;  // the title, the column names, 3 rows, the app regions
   EXPECT_EQ(title[1].rfind("  layer  function", 0), 0u) << title[1];
-  // Rows, the busiest first: each names its layer, then the function.
+  // Rows, the busiest I/O calls first (the job has more than 3): each names
+  // its layer, then the function. The app regions (the DataLoader's nested
+  // spans, longer than any call) follow on one line.
   for (int i = 2; i < 5; ++i) {
     const std::string layer = title[i].substr(2, title[i].find(' ', 2) - 2);
-    EXPECT_TRUE(layer == "APP" || layer == "POSIX" || layer == "PROC" || layer == "STDIO") << title[i];
+    EXPECT_TRUE(layer == "POSIX" || layer == "PROC" || layer == "STDIO") << title[i];
   }
+  EXPECT_EQ(title[5].rfind("  app regions: dataloader.", 0), 0u) << title[5];
   RunResult zero = analyze({"--top", "0", "--section", "functions"});
-  EXPECT_NE(zero.out.find("== Functions (top 0 of " + std::to_string(funcs) + " by time; --top N, --all) ==\n"),
+  EXPECT_NE(zero.out.find("== Functions (top 0 of " + std::to_string(funcs) +
+                          ": I/O by time, then app regions; --top N, --all) ==\n"),
             std::string::npos)
       << zero.out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -106,6 +107,23 @@ static void to_lower_ascii(std::string_view s, char* out) {
     const char c = s[i];
     out[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
   }
+}
+
+// The first 4 characters of x printed with "%f" ("3.00" of 3.0, "12.5"):
+// std::to_string's text without its vsnprintf, a few hundred instructions
+// per file of a large data set.
+static std::string first_digits(double x) {
+  char buf[400];
+  if (x >= 0 && x < 1e9) {  // the micro-units as an integer: no decimal conversion of the double
+    const auto micro = static_cast<uint64_t>(std::llround(x * 1e6));
+    char* e = std::to_chars(buf, buf + 16, micro / 1000000).ptr;
+    *e++ = '.';
+    const uint64_t frac = micro % 1000000;
+    for (uint64_t d = 100000; d > 0; d /= 10) *e++ = static_cast<char>('0' + frac / d % 10);
+    return std::string(buf, 4);
+  }
+  const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, 6);
+  return std::string(buf, std::min<size_t>(4, static_cast<size_t>(r.ptr - buf)));
 }
 
 // s starts with the literal `lit`: its length a constant, the compare is a
@@ -231,8 +249,8 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
   auto data_ext = [&] { return has_ext(ext, {".npz", ".npy", ".tfrecord", ".tfrecords", ".h5", ".hdf5", ".jpg", ".jpeg",
                                     ".png", ".bin", ".dat", ".csv", ".parquet", ".arrow", ".lmdb", ".mdb", ".rec",
                                     ".pkl", ".tar", ".txt", ".raw", ".idx", ".zarr"}); };
-  auto val_name = [&] { return contains(p, "val") || contains(p, "valid") ||
-                        contains(p, "test") || contains(p, "eval"); };
+  // "val" covers "valid" and "eval".
+  auto val_name = [&] { return contains(p, "val") || contains(p, "test"); };
 
   if (lib_ext() || (!wr && lib_path())) {
     v.role = Role::kLibrary;
@@ -270,7 +288,7 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
     if (dataset) {
       v.role = val_name() ? Role::kValData : Role::kTrainData;
       if (data_ext()) ev("data-set file name");
-      if (v.reread > 1.5) ev("re-read " + std::to_string(v.reread).substr(0, 4) + "x (epochs)");
+      if (v.reread > 1.5) ev("re-read " + first_digits(v.reread) + "x (epochs)");
       if (f.reads >= 16) ev(std::to_string(f.reads) + " reads");
       if (v.nprocs > 1) ev("read by " + std::to_string(v.nprocs) + " processes");
       if (val_name()) ev("validation-like name");
@@ -540,7 +558,7 @@ StageAdvice stage_advice(const Job& job, int64_t capacity, double speedup) {
     // `speedup` times faster.
     const double benefit = static_cast<double>(f.read_ns) * (1.0 - 1.0 / speedup - 1.0 / reread);
     if (reread <= 1.01) {
-      a.warnings.push_back(path + ": read once (re-read " + std::to_string(reread).substr(0, 4) +
+      a.warnings.push_back(path + ": read once (re-read " + first_digits(reread) +
                            "x): staging costs a full read and saves nothing");
       a.warning_items.push_back({path, "read once", f.extent, f.read_ns, f.bytes_read, reread});
       continue;

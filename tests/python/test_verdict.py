@@ -84,6 +84,29 @@ def test_metadata_fires_when_stats_outweigh_reads(tmp_path, files_prog):
     assert "small-files" not in rules(v)  # 20 files: below the 100-file threshold
 
 
+def test_the_process_with_the_most_io_time_is_named(tmp_path, files_prog):
+    # A pipeline's shape: a short `cat` that is all I/O, then a program that
+    # reads 16 MiB and computes for 300 ms. The job is bound by the compute;
+    # naming the highest I/O share would name the cat and say "io".
+    data = make_files(tmp_path / "data", 8, 2 * MIB)
+    small = tmp_path / "small.txt"
+    small.write_bytes(b"x" * 100)
+    conftest.run_traced(tmp_path / "trace",
+                        ["/bin/sh", "-c", 'cat "$1" >/dev/null; exec "$2" "$3" 0 65536 300',
+                         "sh", str(small), files_prog, str(data)])
+    report = json.loads(conftest.strata_cli("analyze", "--json", str(tmp_path / "trace")))
+    v = report["verdict"]
+    assert v["bottleneck"] == "compute", v
+    assert "(verdict_files)" in v["summary"], v
+    procs = report["processes"]
+    named = max(procs, key=lambda p: p["io_ns"])
+    assert v["evidence"]["pid"] == named["pid"]
+    assert v["evidence"]["io_ns"] == named["io_ns"]
+    # another process had the higher share (the cat)
+    shares = [p["io_ns"] / (p["last_ns"] - p["first_ns"]) for p in procs if p["last_ns"] > p["first_ns"]]
+    assert max(shares) > v["evidence"]["io_share"] + 0.2, (shares, v)
+
+
 def test_io_bound_process_gets_storage_advice(tmp_path, files_prog):
     v = run_files(tmp_path, files_prog, n=8, size=8 * MIB, stats=0, chunk=MIB, burn_ms=0)
     assert v["bottleneck"] == "io", v

@@ -346,6 +346,8 @@ int wait_forwarding(pid_t child, const sigset_t& fwd) {
 
 // After the command returned: the processes it left running (daemonised
 // descendants) that still write into the trace, named by pid and command.
+constexpr int kDescendantGraceMs = 500;
+
 void report_still_running(const std::string& dir, pid_t child) {
   const std::string host = this_host();
   std::map<int64_t, uint64_t> newest;  // pid -> start of its newest file (exec starts a new one)
@@ -356,9 +358,19 @@ void report_still_running(const std::string& dir, pid_t child) {
     auto [it, fresh] = newest.emplace(f.pid, f.start_mono_ns);
     if (!fresh && f.start_mono_ns > it->second) it->second = f.start_mono_ns;
   }
-  std::vector<std::pair<int64_t, std::string>> running;
+  std::vector<std::pair<int64_t, uint64_t>> live;
   for (auto [pid, start] : newest)
-    if (process_running(pid, start)) running.emplace_back(pid, process_cmdline(pid));
+    if (process_running(pid, start)) live.emplace_back(pid, start);
+  // A helper that ends as the command's descriptors close (Python's
+  // multiprocessing resource tracker, a pipe's last reader) is still alive
+  // for a few milliseconds: given up to half a second before it is named.
+  for (int waited_ms = 0; !live.empty() && waited_ms < kDescendantGraceMs; waited_ms += 20) {
+    timespec step{0, 20 * 1000000L};
+    nanosleep(&step, nullptr);
+    std::erase_if(live, [](const auto& p) { return !process_running(p.first, p.second); });
+  }
+  std::vector<std::pair<int64_t, std::string>> running;
+  for (auto [pid, start] : live) running.emplace_back(pid, process_cmdline(pid));
   if (running.empty()) return;
   std::fprintf(stderr, "strata: warning: the command returned but %zu of its processes %s still running; "
                "their trace files get their footer when they exit:\n",

@@ -220,6 +220,20 @@ TEST(Launcher, NamesDescendantsStillRunningAndInfoSaysSo) {
   EXPECT_EQ(after.out.find("still being written"), std::string::npos) << after.out;
 }
 
+// A descendant that ends a moment after the command (Python's multiprocessing
+// resource tracker exits as the job's pipes close) is not reported: the
+// launcher gives descendants half a second before it names them.
+TEST(Launcher, ADescendantEndingJustAfterTheCommandIsNotReported) {
+  TempDir tmp;
+  const std::string trace = tmp.sub("trace"), pidf = tmp.sub("pid");
+  const std::string script = "(sleep 0.3 >/dev/null 2>&1 </dev/null & echo $! > " + pidf + "); p=$(cat " + pidf +
+                             "); i=0; while [ $i -lt 100 ] && ! ls " + trace + "/*-$p-*.strata >/dev/null 2>&1; do sleep 0.02; i=$((i+1)); done";
+  RunResult r = run({kStrata, "run", "-o", trace, "--", "/bin/sh", "-c", script}, 30);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("still running"), std::string::npos) << r.err;
+  EXPECT_EQ(info_trace(trace).incomplete_files, 0u);
+}
+
 // ---- JSON escaping ---------------------------------------------------------------------
 
 std::string esc(std::string_view s) { return strata::json::quoted(s); }

@@ -344,10 +344,10 @@ int wait_forwarding(pid_t child, const sigset_t& fwd) {
   }
 }
 
-// After the command returned: the processes it left running (daemonised
-// descendants) that still write into the trace, named by pid and command.
 constexpr int kDescendantGraceMs = 500;
 
+// After the command returned: the processes it left running (daemonised
+// descendants) that still write into the trace, named by pid and command.
 void report_still_running(const std::string& dir, pid_t child) {
   const std::string host = this_host();
   std::map<int64_t, uint64_t> newest;  // pid -> start of its newest file (exec starts a new one)

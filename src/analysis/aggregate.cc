@@ -410,9 +410,9 @@ STRATA_HOT_INLINE void UnitAgg::count_process(Proc& p, const IoEvent& e, const F
     Bin& b = p.bins.at(e.ts);
     ++b.ops;
     b.io_ns += e.dur;
-    if (f.data) {
+    if (f.data || f.is_sync) {
       p.data_ns += e.dur;
-      if (bytes > 0) {
+      if (f.data && bytes > 0) {
         if (f.is_read) {
           p.bytes_read += bytes;
           b.read_bytes += bytes;
@@ -458,6 +458,8 @@ STRATA_HOT_INLINE void UnitAgg::tag_update(TagAgg& t, const IoEvent& e, const Fa
       ++t.writes;
       t.write_ns += e.dur;
       if (bytes > 0) t.bytes_written += bytes;
+    } else if (f.is_sync) {
+      t.write_ns += e.dur;
     } else {
       ++t.meta_ops;
       t.meta_ns += e.dur;
@@ -609,6 +611,10 @@ STRATA_HOT_INLINE void UnitAgg::count_file(Proc& p, const IoEvent& e, const Fact
     case Op::kSeek:
       ++pf.seeks;
       pf.meta_ns += e.dur;
+      break;
+    case Op::kFsync:
+    case Op::kFdatasync:
+      pf.write_ns += e.dur;  // write time, as Darshan counts it; not a write
       break;
     case Op::kMmap:
       ++pf.mmaps;

@@ -104,6 +104,7 @@ FuncInfo classify(std::string_view raw_name, std::string_view category) {
   f.is_read = f.op == Op::kRead;
   f.is_write = f.op == Op::kWrite;
   f.data = fi.data;
+  f.is_sync = f.op == Op::kFsync || f.op == Op::kFdatasync;
   return f;
 }
 

@@ -31,6 +31,9 @@ struct FuncInfo {
   bool data = false;        // a read or write (else metadata, for I/O layers)
   bool is_read = false;
   bool is_write = false;
+  // fsync/fdatasync: data time (Darshan adds it to POSIX_F_WRITE_TIME), not
+  // metadata, though it moves no bytes and is not a write.
+  bool is_sync = false;
   bool is_compute = false;  // app region counted as compute
   bool is_loader_wait = false;  // app event "dataloader.next": the training loop waiting for a batch
   bool is_loader_start = false; // app event "dataloader.iter": starting an iterator (and its workers)

@@ -363,6 +363,10 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       c.warning(file + ": truncated: its last block is cut short (writer killed?); read up to the last complete block");
     else if (!r.has_footer())
       c.warning(file + ": no footer (process killed, or still running); read up to its last complete block");
+    else if (const uint64_t dropped = r.stats().events_dropped)
+      c.warning(file + ": " + std::to_string(dropped) +
+                " events dropped (the tracer's buffer was full; the program ran on): this process's counts, bytes "
+                "and times are lower bounds");
     c.end();
   } catch (const reader::FormatError& err) {
     throw InputError(err.what());

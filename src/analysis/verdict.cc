@@ -156,7 +156,7 @@ class VerdictState final : public PassState {
       case AppKind::kNone:
         break;
     }
-    if (io && c.in_step) (f.is_read || f.is_write ? p.step_data_ns : p.step_meta_ns) += e.dur;
+    if (io && c.in_step) (f.is_read || f.is_write || f.is_sync ? p.step_data_ns : p.step_meta_ns) += e.dur;
     if (io && f.is_read && !c.epoch.empty() && !environment(e.path)) read_ns_of_epoch(e.ctx, c.epoch) += e.dur;
   }
 
@@ -297,8 +297,11 @@ struct DataFiles {
   int64_t read_extent = 0;  // their summed extents
   uint64_t meta_ops = 0;
   int64_t meta_ns = 0, data_ns = 0;
+  int64_t read_ns = 0, write_ns = 0;  // data_ns split; write_ns holds fsync/fdatasync too
   uint64_t data_ops = 0;  // reads + writes
   int64_t data_bytes = 0;
+  uint64_t writes = 0;
+  int64_t bytes_written = 0;
 };
 
 DataFiles data_files(const Job& job) {
@@ -317,6 +320,10 @@ DataFiles data_files(const Job& job) {
     d.data_bytes += f.bytes_read + f.bytes_written;
     d.meta_ns += f.meta_ns;
     d.data_ns += f.read_ns + f.write_ns;
+    d.read_ns += f.read_ns;
+    d.write_ns += f.write_ns;
+    d.writes += f.writes;
+    d.bytes_written += f.bytes_written;
   }
   return d;
 }
@@ -617,13 +624,11 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
     v.summary = "the trace holds no timed events: nothing to judge";
     return v;
   }
-  uint64_t ops = 0;
-  int64_t moved = 0;
-  for (const FileAgg& f : files_with_data(job)) {
-    ops += f.reads + f.writes;
-    moved += f.bytes_read + f.bytes_written;
-  }
-  const double mean_req = ops ? double(moved) / double(ops) : 0;
+  // The job's data files, as the request-size rule counts them: one average
+  // in the summary and in the advice.
+  const DataFiles d = data_files(job);
+  const uint64_t ops = d.data_ops;
+  const double mean_req = ops ? double(d.data_bytes) / double(ops) : 0;
   const int64_t wall = worst->last_ts - worst->first_ts;
   const double meta = share(worst->meta_ns, worst->meta_ns + worst->data_ns);
   std::string exe = worst->meta.exe.substr(worst->meta.exe.rfind('/') + 1);
@@ -633,7 +638,8 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
   if (n > 1)
     s += " (the most I/O time of " + std::to_string(n) + " processes; they spent " + pct(least) + " to " + pct(most) +
          " in I/O)";
-  if (ops) s += "; data requests average " + bytes(mean_req) + (mean_req < 64 * 1024 ? " (small)" : " (large)");
+  if (ops)
+    s += "; the job's data requests average " + bytes(mean_req) + (mean_req < 64 * 1024 ? " (small)" : " (large)");
   if (worst_share >= kIoShareBound) {
     v.bottleneck = worst->meta_ns > worst->data_ns ? "metadata" : "io";
     s += v.bottleneck == "io" ? "; I/O bounds the job" : "; metadata calls bound the job";
@@ -648,9 +654,33 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
                 {"processes", double(n)},            {"min_io_share", least},
                 {"max_io_share", most},
                 {"data_ops", double(ops)},           {"mean_request_bytes", mean_req}};
-  if (v.bottleneck == "io")
-    staging_advice(job, o, "pid " + std::to_string(worst->meta.pid) + " spent " + pct(worst_share) + " of its time in I/O",
-                   {{"io_share", worst_share}}, v, false);
+  const std::string why = "pid " + std::to_string(worst->meta.pid) + " spent " + pct(worst_share) + " of its time in I/O";
+  // Reads and writes of every file the job moved data with (outputs, logs and
+  // checkpoints included): a job bound by writing gets no read-ahead advice.
+  DataFiles all;
+  for (const FileAgg& f : files_with_data(job)) {
+    all.read_ns += f.read_ns;
+    all.write_ns += f.write_ns;
+    all.writes += f.writes;
+    all.bytes_written += f.bytes_written;
+  }
+  if (v.bottleneck == "io" && all.write_ns > all.read_ns) {
+    const double mean_write = all.writes ? double(all.bytes_written) / double(all.writes) : 0;
+    v.advice.push_back(
+        {"write-bound",
+         why + ", mostly writing: writes and syncs took " + duration(all.write_ns) + " (" +
+             std::to_string(all.writes) + " writes of " + bytes(mean_write) + " on average), reads " +
+             duration(all.read_ns) + ": " + (mean_write < kLargeWriteBytes ? "write larger blocks, " : "") +
+             "sync only where durability needs it (fsync/fdatasync wait for the device), or write to fast local "
+             "storage and copy the results out at the end",
+         {{"io_share", worst_share},
+          {"write_ns", double(all.write_ns)},
+          {"read_ns", double(all.read_ns)},
+          {"writes", double(all.writes)},
+          {"mean_write_bytes", mean_write}}});
+  } else if (v.bottleneck == "io") {
+    staging_advice(job, o, why, {{"io_share", worst_share}}, v, false);
+  }
   return v;
 }
 

@@ -59,6 +59,7 @@ constexpr uint64_t kMetaOpsMin = 100;         // metadata calls on data files
 constexpr double kColdEpochFactor = 2.0;      // first epoch read time vs the others
 constexpr int64_t kColdEpochMinNs = 5'000'000;
 constexpr double kIoShareBound = 0.50;        // without a loop: I/O share of a process
+constexpr double kLargeWriteBytes = 1 << 20;  // write-bound: smaller writes are advised to grow
 constexpr uint64_t kSmallRequestsMin = 1000;  // reads + writes on data files
 constexpr int64_t kSmallRequestBytes = 64 << 10;  // mean request below which requests are small
 

@@ -122,6 +122,16 @@ TEST(Failure, TinyBufferCountsDrops) {
   // main's return; stdout is a pipe.
   const int64_t calls = 1 + kWrites + 1 + 1 + 1;
   EXPECT_EQ(info.events + info.dropped, calls) << "events " << info.events << " dropped " << info.dropped;
+  // analyze says its figures for that process are lower bounds, in text and JSON.
+  RunResult text = run({kStrata, "analyze", trace});
+  // Lines wider than 100 columns are continued 5 columns deeper: joined back.
+  for (size_t k; (k = text.out.find("\n     ")) != std::string::npos;) text.out.replace(k, 6, " ");
+  EXPECT_NE(text.out.find(" " + std::to_string(info.dropped) + " events dropped (the tracer's buffer was full"),
+            std::string::npos)
+      << text.out;
+  RunResult json = run({kStrata, "analyze", "--json", trace});
+  EXPECT_NE(json.out.find("events dropped (the tracer's buffer was full; the program ran on): this process's counts"),
+            std::string::npos);
   auto events = cat_trace(trace);
   EXPECT_EQ(static_cast<int64_t>(events.size()), info.events);
   for (auto& e : events) {

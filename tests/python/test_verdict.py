@@ -107,6 +107,38 @@ def test_the_process_with_the_most_io_time_is_named(tmp_path, files_prog):
     assert max(shares) > v["evidence"]["io_share"] + 0.2, (shares, v)
 
 
+@pytest.fixture(scope="module")
+def writes_prog(tmp_path_factory):
+    exe = tmp_path_factory.mktemp("prog") / "verdict_writes"
+    subprocess.run(["cc", "-O1", "-o", str(exe), os.path.join(SCRIPTS, "verdict_writes.c")],
+                   check=True, timeout=120)
+    return str(exe)
+
+
+def test_fsync_is_write_time_and_a_writing_job_gets_write_advice(tmp_path, writes_prog):
+    # Darshan adds fsync time to POSIX_F_WRITE_TIME: strata's data/metadata
+    # split does too (it called an fsync-bound job "metadata").
+    out = tmp_path / "out.dat"
+    conftest.run_traced(tmp_path / "trace", [writes_prog, str(out), "100", "65536", "1"])
+    report = json.loads(conftest.strata_cli("analyze", "--json", str(tmp_path / "trace")))
+    events = [json.loads(line) for line in conftest.strata_cli("cat", str(tmp_path / "trace")).splitlines()]
+    mine = [e for e in events if e.get("path") == str(out)]
+    syncs = [e for e in mine if e["name"] == "fsync"]
+    writes = [e for e in mine if e["name"] == "pwrite64" or e["name"] == "pwrite"]
+    assert len(syncs) == 100 and len(writes) == 100
+    f = next(x for x in report["files"] if x["path"] == str(out))
+    assert f["writes"] == 100
+    assert f["write_ns"] == sum(e["dur"] for e in writes + syncs)
+    v = report["verdict"]
+    assert v["evidence"]["meta_ns"] < sum(e["dur"] for e in syncs), v
+    assert v["bottleneck"] == "io", v
+    a = advice(v, "write-bound")
+    assert a["evidence"]["writes"] == 100
+    assert a["evidence"]["mean_write_bytes"] == 65536
+    assert a["evidence"]["read_ns"] == 0
+    assert "faster-storage" not in rules(v)  # reading advice for a job that only writes
+
+
 def test_io_bound_process_gets_storage_advice(tmp_path, files_prog):
     v = run_files(tmp_path, files_prog, n=8, size=8 * MIB, stats=0, chunk=MIB, burn_ms=0)
     assert v["bottleneck"] == "io", v

@@ -225,16 +225,26 @@ void print_tree(const Job& job, const ProcessNaming& naming, size_t max_rows, st
     for (size_t k : kids[i]) rec(k, depth + 1);
   };
   for (size_t r : roots) rec(r, 0);
-  if (unlisted.empty()) return;
   // The processes not listed, summed by kind: "6 DataLoader workers (train), ...".
+  // Counted by pid: a fork child's image before its exec and the program it
+  // became are one process (a shell loop of 300 `cat` is 300 cat, not 600),
+  // and a listed process's other images are not "more processes".
+  std::vector<bool> is_unlisted(n, false);
+  for (size_t i : unlisted) is_unlisted[i] = true;
+  std::set<int64_t> listed, more;
+  for (size_t i = 0; i < n; ++i)
+    if (seen[i] && !is_unlisted[i]) listed.insert(job.procs[i].meta.pid);
+  for (size_t i : unlisted)
+    if (!listed.count(job.procs[i].meta.pid)) more.insert(job.procs[i].meta.pid);
+  if (more.empty()) return;
   std::map<std::string, size_t> kinds;
-  for (size_t i : unlisted) {
-    auto k = naming.kinds.find(job.procs[i].meta.pid);
+  for (int64_t pid : more) {
+    auto k = naming.kinds.find(pid);
     ++kinds[k == naming.kinds.end() ? std::string("other") : k->second];
   }
   std::vector<std::pair<std::string, size_t>> by_count(kinds.begin(), kinds.end());
   std::stable_sort(by_count.begin(), by_count.end(), [](auto& a, auto& b) { return a.second > b.second; });
-  std::string line = "  ... " + plural(unlisted.size(), "more process", "more processes") + ":";
+  std::string line = "  ... " + plural(more.size(), "more process", "more processes") + ":";
   for (size_t i = 0; i < by_count.size(); ++i) line += (i ? ", " : " ") + std::to_string(by_count[i].second) + " " + by_count[i].first;
   const std::string hint = " (--all lists them)";
   out << (columns(line + hint) <= kTextColumns ? line + hint : clip_words(line, kTextColumns)) << "\n";

@@ -594,6 +594,53 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
 
 // ---- without a training loop: I/O share of each process -------------------------------
 
+// Without a training loop, what bounds the job is judged on its processes'
+// time in I/O over their active time: each process's span less the spans of
+// its children (a shell waiting for the program it started is not a
+// process computing). A shell loop of 300 `cat`, where each cat is mostly
+// I/O but the loop spends its time starting them, is then not "I/O bound".
+struct ActiveTime {
+  int64_t io_ns = 0, active_ns = 0;
+  double share() const { return active_ns > 0 ? double(io_ns) / double(active_ns) : 0; }
+};
+
+ActiveTime job_active_time(const Job& job) {
+  // Spans per pid (its images together) and children per parent pid.
+  std::map<int64_t, std::pair<int64_t, int64_t>> span;
+  std::map<int64_t, std::vector<int64_t>> children;
+  std::map<int64_t, int64_t> parent;
+  for (const auto& p : job.procs) {
+    if (p.last_ts <= p.first_ts) continue;
+    auto [it, fresh] = span.try_emplace(p.meta.pid, p.first_ts, p.last_ts);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, p.first_ts);
+      it->second.second = std::max(it->second.second, p.last_ts);
+    }
+    parent.try_emplace(p.meta.pid, p.meta.ppid);
+  }
+  for (const auto& [pid, ppid] : parent)
+    if (ppid != pid && span.count(ppid)) children[ppid].push_back(pid);
+  ActiveTime t;
+  for (const auto& p : job.procs) t.io_ns += p.io_union;
+  for (const auto& [pid, s] : span) {
+    std::vector<std::pair<int64_t, int64_t>> kids;
+    for (int64_t c : children[pid]) {
+      const auto& cs = span[c];
+      const int64_t a = std::max(cs.first, s.first), b = std::min(cs.second, s.second);
+      if (b > a) kids.emplace_back(a, b);
+    }
+    std::sort(kids.begin(), kids.end());
+    int64_t covered = 0, end = INT64_MIN;
+    for (const auto& [a, b] : kids) {
+      const int64_t from = std::max(a, end);
+      if (b > from) covered += b - from;
+      end = std::max(end, b);
+    }
+    t.active_ns += std::max<int64_t>(0, s.second - s.first - covered);
+  }
+  return t;
+}
+
 // The process image named is the one that spent the most time in I/O: the
 // highest share alone named a shell that lived 375 µs between its fork and
 // its exec in a pipeline whose tar and gzip ran for seconds. The range of
@@ -606,9 +653,10 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
   size_t n = 0;
   int64_t longest = 0;
   for (const auto& p : job.procs) longest = std::max(longest, p.last_ts - p.first_ts);
+  std::set<int64_t> pids;  // processes, not images: a fork child and the program it exec'd are one
   for (const auto& p : job.procs) {
     if (p.last_ts <= p.first_ts) continue;
-    ++n;
+    pids.insert(p.meta.pid);
     const double sh = share(p.io_union, p.last_ts - p.first_ts);
     if ((p.last_ts - p.first_ts) * 100 >= longest) {
       least = std::min(least, sh);
@@ -619,6 +667,10 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
       worst = &p;
     }
   }
+  n = pids.size();
+  // The range holds the process named, however short its life.
+  least = std::min(least, worst_share);
+  most = std::max(most, worst_share);
   if (!worst) {
     v.bottleneck = "none";
     v.summary = "the trace holds no timed events: nothing to judge";
@@ -640,7 +692,11 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
          " in I/O)";
   if (ops)
     s += "; the job's data requests average " + bytes(mean_req) + (mean_req < 64 * 1024 ? " (small)" : " (large)");
-  if (worst_share >= kIoShareBound) {
+  // One process: its share. Several: their I/O time over their active time.
+  const ActiveTime active = job_active_time(job);
+  const double job_share = n > 1 ? std::min(1.0, active.share()) : worst_share;
+  if (n > 1) s += "; the processes spent " + pct(job_share) + " of their active time in I/O";
+  if (worst_share >= kIoShareBound && job_share >= kIoShareBound) {
     v.bottleneck = worst->meta_ns > worst->data_ns ? "metadata" : "io";
     s += v.bottleneck == "io" ? "; I/O bounds the job" : "; metadata calls bound the job";
   } else {
@@ -652,7 +708,8 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
                 {"io_ns", double(worst->io_union)},  {"io_share", worst_share},
                 {"meta_ns", double(worst->meta_ns)}, {"data_ns", double(worst->data_ns)},
                 {"processes", double(n)},            {"min_io_share", least},
-                {"max_io_share", most},
+                {"max_io_share", most},              {"job_io_share", job_share},
+                {"active_ns", double(active.active_ns)},
                 {"data_ops", double(ops)},           {"mean_request_bytes", mean_req}};
   const std::string why = "pid " + std::to_string(worst->meta.pid) + " spent " + pct(worst_share) + " of its time in I/O";
   // Reads and writes of every file the job moved data with (outputs, logs and

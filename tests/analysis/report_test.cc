@@ -320,6 +320,21 @@ TEST(ReportEnvironment, EnvironmentFilesSummedListedWithAll) {
 // A command line holding newlines (`sh -c` or `python3 -c` with a script):
 // the text report keeps one line per process and the Darshan header keeps
 // every line a `#` comment or a record.
+// A bash loop of 5 `cat`: each is a fork child's image (bash's child opens
+// the redirection) and the image its exec made, one process: "5 more
+// processes: 5 cat", not 10.
+TEST(ReportEnvironment, ForkThenExecIsOneProcessInTheJobTree) {
+  TempDir t;
+  RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/bash", "-c",
+                      "for i in 1 2 3 4 5; do cat /etc/hostname > /dev/null; done"},
+                     120);
+  ASSERT_EQ(rr.code, 0) << describe(rr);
+  RunResult text = run({kStrata, "analyze", t.sub("trace"), "--section", "overlap"}, 60);
+  ASSERT_EQ(text.code, 0) << describe(text);
+  EXPECT_NE(text.out.find("== Job == 6 processes (11 program images: exec)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\n  ... 5 more processes: 5 cat (--all lists them)\n"), std::string::npos) << text.out;
+}
+
 TEST(ReportEnvironment, MultiLineCommandStaysOnOneLine) {
   TempDir t;
   RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/sh", "-c",

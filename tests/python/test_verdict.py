@@ -107,6 +107,24 @@ def test_the_process_with_the_most_io_time_is_named(tmp_path, files_prog):
     assert max(shares) > v["evidence"]["io_share"] + 0.2, (shares, v)
 
 
+def test_a_shell_loop_of_short_io_processes_is_not_io_bound(tmp_path):
+    # 100 `cat`s, each nearly all I/O, started one after the other by bash:
+    # the job's time goes to starting them. Judged on the processes' I/O time
+    # over their active time (a parent's span less its children's), not on
+    # the share of one short process.
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"x" * 4096)
+    conftest.run_traced(tmp_path / "trace",
+                        ["/bin/bash", "-c", 'for i in $(seq 100); do cat "$1" > "$2.$((i % 5))"; done',
+                         "bash", str(src), str(tmp_path / "out")])
+    v = analyze(tmp_path / "trace")
+    assert v["bottleneck"] == "compute", v
+    assert v["evidence"]["processes"] == 102  # bash, seq and 100 cat: pids, not images
+    assert v["evidence"]["job_io_share"] < 0.5, v
+    assert v["evidence"]["io_share"] >= v["evidence"]["job_io_share"]
+    assert v["evidence"]["max_io_share"] >= v["evidence"]["io_share"]
+
+
 @pytest.fixture(scope="module")
 def writes_prog(tmp_path_factory):
     exe = tmp_path_factory.mktemp("prog") / "verdict_writes"

@@ -152,6 +152,16 @@ Totals totals(const Job& job) {
     t.data += p.data_ns;
     t.br += p.bytes_read;
     t.bw += p.bytes_written;
+    if (p.bytes_read == 0 && p.bytes_written == 0) {  // a profile-mode process: its bytes are in its counters
+      for (const auto& r : p.posix) {
+        t.br += r.second.counters[counters::POSIX_BYTES_READ];
+        t.bw += r.second.counters[counters::POSIX_BYTES_WRITTEN];
+      }
+      for (const auto& r : p.stdio) {
+        t.br += r.second.counters[counters::STDIO_BYTES_READ];
+        t.bw += r.second.counters[counters::STDIO_BYTES_WRITTEN];
+      }
+    }
     t.threads += p.threads;
     if (!p.meta.host.empty()) t.hosts.insert(p.meta.host);
     if (p.meta.rank >= 0) t.ranks.insert(p.meta.rank);
@@ -265,7 +275,7 @@ void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out
   out << "== Deep learning == ";
   out << (s.epochs.empty() ? std::string("no epoch tags") : plural(s.epochs.size(), "epoch", "epochs") + " (tag \"epoch\")");
   if (s.batches) {
-    out << ", " << plural(s.batches, "batch", "batches") << "; the loops waited " << fmt_s(s.loader_wait_ns)
+    out << ", " << plural(s.batches, "batch", "batches") << "; all loops waited " << fmt_s(s.loader_wait_ns)
         << " for data";
   } else {
     out << "; no dataloader.next events (loader wait unknown)";
@@ -304,11 +314,12 @@ void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out
     size_t loops = 0;
     for (auto& e : s.epochs) loops = std::max(loops, e.loops);
     if (loops > 1) out << "  (waited: the mean over the " << loops << " training loops, one per rank)\n";
-    // The header's total counts every loader's waits, the rows the training
-    // loops' only: said, so that the two figures do not read as a contradiction.
+    // The header's total counts every loader's waits ("all loops"), the rows
+    // the training loops' only; --all gives the split (one line more than a
+    // screen holds by default).
     int64_t in_loops = 0;
     for (auto& e : s.epochs) in_loops += e.loader_wait_ns;
-    if (s.batches && s.loader_wait_ns > in_loops)
+    if (o.all && s.batches && s.loader_wait_ns > in_loops)
       out << "  (waited for data: " << fmt_s(in_loops) << " in the epochs' training loops + "
           << fmt_s(s.loader_wait_ns - in_loops) << " in other loaders' passes)\n";
     // --by epoch asked: this table is its answer (the tagged events of the
@@ -436,10 +447,15 @@ void text_summary(const Job& job, const AnalyzeOptions& o, const ProcessNaming& 
   else
     out << "; bytes read/written: unknown (no sizes in the trace)\n";
   print_tree(job, naming, o.all ? SIZE_MAX : kTreeRows, out);
-  out << "I/O (union) " << fmt_s(t.io) << "; calls: POSIX " << fmt_s(t.posix) << ", STDIO " << fmt_s(t.stdio)
-      << "; metadata " << fmt_s(t.meta) << ", data " << fmt_s(t.data) << "\n";
-  out << "compute (union) " << fmt_s(t.compute) << "; app regions " << fmt_s(t.app) << "; unoverlapped: I/O "
-      << fmt_s(t.unov_io) << ", compute " << fmt_s(t.unov_compute) << "\n";
+  // Unions are per process; several processes' are summed (and may exceed the wall time).
+  out << (job.procs.size() > 1 ? "I/O (sum of unions) " : "I/O (union) ") << fmt_s(t.io)
+      << "; calls: POSIX " << fmt_s(t.posix) << ", STDIO " << fmt_s(t.stdio) << "; metadata " << fmt_s(t.meta)
+      << ", data " << fmt_s(t.data) << "\n";
+  if (t.app > 0)
+    out << "compute (union) " << fmt_s(t.compute) << "; app regions " << fmt_s(t.app) << "; unoverlapped: I/O "
+        << fmt_s(t.unov_io) << ", compute " << fmt_s(t.unov_compute) << "\n";
+  else  // a plain program: strata sees its calls, not its CPU time
+    out << "compute: not measured (no app regions: strata's Python layer or the strata API marks them)\n";
   if (o.all && job.sizes_known)
     out << "bytes read " << fmt_bytes(t.br) << " (" << t.br << " B), written " << fmt_bytes(t.bw) << " (" << t.bw
         << " B); bandwidth over I/O time " << fmt_bw(t.br + t.bw, t.io) << "\n";

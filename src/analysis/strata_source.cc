@@ -358,13 +358,16 @@ void StrataSource::read_unit(size_t idx, UnitConsumer& c) {
       c.profile(pi.pid, posix, stdio);
     }
     // trace-format.md section 12: a cut-short final block is the end of the
-    // file, and readers should say so.
+    // file, and readers should say so. Named by its file name: the report's
+    // header names the trace directory (and a copy of the trace, efg
+    // --compress's, gives the same report).
+    const std::string name = std::filesystem::path(file).filename().string();
     if (r.truncated())
-      c.warning(file + ": truncated: its last block is cut short (writer killed?); read up to the last complete block");
+      c.warning(name + ": truncated: its last block is cut short (writer killed?); read up to the last complete block");
     else if (!r.has_footer())
-      c.warning(file + ": no footer (process killed, or still running); read up to its last complete block");
+      c.warning(name + ": no footer (process killed, or still running); read up to its last complete block");
     else if (const uint64_t dropped = r.stats().events_dropped)
-      c.warning(file + ": " + std::to_string(dropped) +
+      c.warning(name + ": " + std::to_string(dropped) +
                 " events dropped (the tracer's buffer was full; the program ran on): this process's counts, bytes "
                 "and times are lower bounds");
     c.end();

@@ -43,7 +43,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 bool environment_path(std::string_view p) {
   for (std::string_view ext : {".py", ".pyc", ".so", ".pth"})
     if (ends_with(p, ext)) return true;
-  for (std::string_view prefix : {"/usr/", "/lib", "/proc/", "/sys/", "/dev/", "/etc/"})
+  for (std::string_view prefix : {"/usr/", "/lib/", "/lib32/", "/lib64/", "/proc/", "/sys/", "/dev/", "/etc/"})
     if (p.substr(0, prefix.size()) == prefix) return true;
   return p.find(".so.") != std::string_view::npos || p.find("/site-packages/") != std::string_view::npos ||
          p.find("/dist-packages/") != std::string_view::npos;
@@ -673,7 +673,12 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
   most = std::max(most, worst_share);
   if (!worst) {
     v.bottleneck = "none";
-    v.summary = "the trace holds no timed events: nothing to judge";
+    const bool profiled = std::any_of(job.procs.begin(), job.procs.end(),
+                                      [](const ProcResult& p) { return !p.posix.empty() || !p.stdio.empty(); });
+    v.summary = profiled ? "a profile-mode trace (-m profile, the default of --live): Darshan counters per file, no "
+                           "events to time the job with; strata analyze --darshan prints the counters, and "
+                           "strata run -m trace records the events the verdict needs"
+                         : "the trace holds no timed events: nothing to judge";
     return v;
   }
   // The job's data files, as the request-size rule counts them: one average

@@ -125,6 +125,20 @@ def test_a_shell_loop_of_short_io_processes_is_not_io_bound(tmp_path):
     assert v["evidence"]["max_io_share"] >= v["evidence"]["io_share"]
 
 
+def test_a_profile_mode_trace_says_what_it_holds(tmp_path, files_prog):
+    # -m profile (the default of --live) keeps Darshan counters, no events:
+    # the report said "nothing to judge" and "read 0 B" of a job that read
+    # 12 KiB.
+    data = make_files(tmp_path / "data", 3, 4096)
+    subprocess.run([conftest.strata_bin(), "run", "-q", "-m", "profile", "-o", str(tmp_path / "trace"), "--",
+                    files_prog, str(data), "0", "65536", "0"], check=True, timeout=120, env=conftest.clean_env())
+    text = conftest.strata_cli("analyze", str(tmp_path / "trace"))
+    v = analyze(tmp_path / "trace")
+    assert v["bottleneck"] == "none"
+    assert "profile-mode trace" in v["summary"] and "--darshan" in v["summary"], v
+    assert "read 12.0 KiB, written 0 B" in text, text
+
+
 @pytest.fixture(scope="module")
 def writes_prog(tmp_path_factory):
     exe = tmp_path_factory.mktemp("prog") / "verdict_writes"

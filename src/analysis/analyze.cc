@@ -290,7 +290,16 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
       if (data_ext()) ev("data-set file name");
       if (v.reread > 1.5) ev("re-read " + first_digits(v.reread) + "x (epochs)");
       if (f.reads >= 16) ev(std::to_string(f.reads) + " reads");
-      if (v.nprocs > 1) ev("read by " + std::to_string(v.nprocs) + " processes");
+      if (v.nprocs > 1) {
+        // nprocs counts writers too; the evidence names who read it.
+        std::vector<int64_t> readers;
+        for (const FileProcRef fp : f.procs())
+          if (fp.pf.reads > 0 && std::find(readers.begin(), readers.end(), fp.pid) == readers.end())
+            readers.push_back(fp.pid);
+        ev(readers.size() == v.nprocs ? "read by " + std::to_string(v.nprocs) + " processes"
+                                      : "used by " + std::to_string(v.nprocs) + " processes (" +
+                                            std::to_string(readers.size()) + " read it)");
+      }
       if (val_name()) ev("validation-like name");
       if (!job.sizes_known) ev("sizes unknown: decided from counts and names only");
       return done();

@@ -139,6 +139,18 @@ def test_a_profile_mode_trace_says_what_it_holds(tmp_path, files_prog):
     assert "read 12.0 KiB, written 0 B" in text, text
 
 
+def test_a_file_two_processes_wrote_and_one_read_is_not_read_by_three(tmp_path):
+    out = tmp_path / "f.dat"
+    conftest.run_traced(tmp_path / "trace",
+                        ["/bin/sh", "-c", 'dd if=/dev/zero of="$1" bs=100 count=1 2>/dev/null; '
+                         'dd if=/dev/zero of="$1" bs=100 count=1 oflag=append conv=notrunc 2>/dev/null; '
+                         'cat "$1" > /dev/null', "sh", str(out)])
+    report = json.loads(conftest.strata_cli("analyze", "--json", str(tmp_path / "trace")))
+    f = next(x for x in report["files"] if x["path"] == str(out))
+    assert f["processes"] == 3
+    assert "used by 3 processes (1 read it)" in f["evidence"], f
+
+
 @pytest.fixture(scope="module")
 def writes_prog(tmp_path_factory):
     exe = tmp_path_factory.mktemp("prog") / "verdict_writes"

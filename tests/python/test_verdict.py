@@ -41,12 +41,15 @@ def make_files(d, n, size, prefix="s", synced=False):
 
 # ---- plain POSIX jobs (no Python layer) ---------------------------------------------
 
+def compile_script(tmp_path_factory, name):
+    exe = tmp_path_factory.mktemp("prog") / name
+    subprocess.run(["cc", "-O1", "-o", str(exe), os.path.join(SCRIPTS, name + ".c")], check=True, timeout=120)
+    return str(exe)
+
+
 @pytest.fixture(scope="module")
 def files_prog(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("prog") / "verdict_files"
-    subprocess.run(["cc", "-O1", "-o", str(exe), os.path.join(SCRIPTS, "verdict_files.c")],
-                   check=True, timeout=120)
-    return str(exe)
+    return compile_script(tmp_path_factory, "verdict_files")
 
 
 def run_files(tmp, prog, n, size, stats, chunk, burn_ms):
@@ -153,10 +156,7 @@ def test_a_file_two_processes_wrote_and_one_read_is_not_read_by_three(tmp_path):
 
 @pytest.fixture(scope="module")
 def writes_prog(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("prog") / "verdict_writes"
-    subprocess.run(["cc", "-O1", "-o", str(exe), os.path.join(SCRIPTS, "verdict_writes.c")],
-                   check=True, timeout=120)
-    return str(exe)
+    return compile_script(tmp_path_factory, "verdict_writes")
 
 
 def test_fsync_is_write_time_and_a_writing_job_gets_write_advice(tmp_path, writes_prog):

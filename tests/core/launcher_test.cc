@@ -226,7 +226,7 @@ TEST(Launcher, NamesDescendantsStillRunningAndInfoSaysSo) {
 TEST(Launcher, ADescendantEndingJustAfterTheCommandIsNotReported) {
   TempDir tmp;
   const std::string trace = tmp.sub("trace"), pidf = tmp.sub("pid");
-  const std::string script = "(sleep 0.3 >/dev/null 2>&1 </dev/null & echo $! > " + pidf + "); p=$(cat " + pidf +
+  const std::string script = "(sleep 0.2 >/dev/null 2>&1 </dev/null & echo $! > " + pidf + "); p=$(cat " + pidf +
                              "); i=0; while [ $i -lt 100 ] && ! ls " + trace + "/*-$p-*.strata >/dev/null 2>&1; do sleep 0.02; i=$((i+1)); done";
   RunResult r = run({kStrata, "run", "-o", trace, "--", "/bin/sh", "-c", script}, 30);
   ASSERT_EQ(r.code, 0) << r.err;

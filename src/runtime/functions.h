@@ -110,9 +110,9 @@ inline constexpr uint32_t kIteration = f::kFieldOffset | f::kFieldSize | f::kFie
   X(dup2, "dup2", POSIX, kFdOp, Dup, 0)                           \
   X(dup3, "dup3", POSIX, kFdOp, Dup, 0)                           \
   X(fcntl, "fcntl", POSIX, kFdOp, Dup, 0)                         \
-  X(sendfile, "sendfile", POSIX, kIo, None, 0)                    \
-  X(sendfile64, "sendfile64", POSIX, kIo, None, 0)                \
-  X(copy_file_range, "copy_file_range", POSIX, kIo, None, 0)      \
+  X(sendfile, "sendfile", POSIX, kIo, Read, 0)                    \
+  X(sendfile64, "sendfile64", POSIX, kIo, Read, 0)                \
+  X(copy_file_range, "copy_file_range", POSIX, kIo, Read, 0)      \
   X(fopen, "fopen", STDIO, kFdOp, Open, 0)                        \
   X(fopen64, "fopen64", STDIO, kFdOp, Open, 0)                    \
   X(fdopen, "fdopen", STDIO, kFdOp, Fdopen, 0)                    \
@@ -171,7 +171,9 @@ inline constexpr uint32_t kIteration = f::kFieldOffset | f::kFieldSize | f::kFie
   X(rename_target, "rename.target", POSIX, kRenameTarget, RenameDst, 0) \
   X(mode, "mode", PROC, kProc, None, 0)                           \
   X(iteration, "iteration", PROC, kIteration, None, 0)             \
-  X(execveat, "execveat", PROC, kProcPath, None, 0)
+  X(execveat, "execveat", PROC, kProcPath, None, 0)               \
+  X(sendfile_out, "sendfile.out", POSIX, kIo, Write, 0)           \
+  X(copy_file_range_out, "copy_file_range.out", POSIX, kIo, Write, 0)
 
 // X(identifier, category (the event's cat), STRATA_LAYERS item, has a Darshan
 // counter module, counter module). Adding a layer is adding a row here, its

@@ -203,6 +203,43 @@ int dup_op(Fn fn, int oldfd, Call call) {
   return r;
 }
 
+// The output side of a copy inside the kernel (sendfile, copy_file_range):
+// without it `cp` (which copies with copy_file_range) would show its input
+// read and nothing written, and the output descriptor's tracked offset would
+// fall behind the kernel's. An event of no duration right after the call's
+// (its time is the input's), only when the output is a traced file (not a
+// socket or a pipe).
+void record_copy_out(Fn fn, int out, int64_t explicit_offset, int64_t bytes) {
+  const int saved = errno;
+  IoScope s(fn, P);
+  if (!s.on()) return;
+  s.stop(false);
+  FdEntry* e;
+  if (fd_lookup(out, e) == kFdTraced) {
+    int64_t off = explicit_offset;
+    if (off < 0) {
+      off = e->pos.load(std::memory_order_relaxed);
+      if (off == kPosFromKernel) off = kernel_offset_before(out, bytes);
+      else e->pos.store(off + bytes, std::memory_order_relaxed);
+    }
+    s.record(out, e->path.load(std::memory_order_relaxed), off, bytes, bytes);
+  } else if (e && e->state.load(std::memory_order_relaxed) == kFdLost) {
+    s.drop();
+  }
+  errno = saved;
+}
+
+Fn copy_out_of(Fn fn) {
+  return fn == Fn::copy_file_range ? Fn::copy_file_range_out : Fn::sendfile_out;
+}
+
+template <class Call>
+ssize_t kernel_copy(Fn fn, int in, int64_t in_off, int out, int64_t out_off, size_t n, Call call) {
+  const ssize_t r = fd_io(fn, P, in, in_off, n, call);
+  if (r > 0) record_copy_out(copy_out_of(fn), out, out_off, r);
+  return r;
+}
+
 // rename family: the event names the source; a successful rename is followed
 // by a "rename.target" event naming the target, with the source's string id in
 // the offset column (Darshan's POSIX_RENAME_TARGETS / POSIX_RENAMED_FROM).
@@ -558,16 +595,19 @@ int fcntl64(int fd, int cmd, ...) {
   return fcntl_op(fd, cmd, arg, [&] { return REAL(fcntl64)(fd, cmd, arg); });
 }
 
-// Copies are recorded against the file read from (the output is often a socket).
+// Copies inside the kernel: the call's event is a read of the input file (with
+// the call's time); the bytes it wrote are the `<name>.out` event below.
 ssize_t sendfile(int out, int in, off_t* off, size_t n) {
-  return fd_io(Fn::sendfile, P, in, off ? *off : -1, n, [&] { return REAL(sendfile)(out, in, off, n); });
+  return kernel_copy(Fn::sendfile, in, off ? *off : -1, out, -1, n,
+                     [&] { return REAL(sendfile)(out, in, off, n); });
 }
 ssize_t sendfile64(int out, int in, off64_t* off, size_t n) {
-  return fd_io(Fn::sendfile64, P, in, off ? *off : -1, n, [&] { return REAL(sendfile64)(out, in, off, n); });
+  return kernel_copy(Fn::sendfile64, in, off ? *off : -1, out, -1, n,
+                     [&] { return REAL(sendfile64)(out, in, off, n); });
 }
 ssize_t copy_file_range(int in, off64_t* in_off, int out, off64_t* out_off, size_t n, unsigned int flags) {
-  return fd_io(Fn::copy_file_range, P, in, in_off ? *in_off : -1, n,
-               [&] { return REAL(copy_file_range)(in, in_off, out, out_off, n, flags); });
+  return kernel_copy(Fn::copy_file_range, in, in_off ? *in_off : -1, out, out_off ? *out_off : -1, n,
+                     [&] { return REAL(copy_file_range)(in, in_off, out, out_off, n, flags); });
 }
 
 int chdir(const char* path) {

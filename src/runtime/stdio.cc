@@ -17,6 +17,8 @@ using namespace strata::runtime;
 extern "C" {
 size_t __fread_chk(void*, size_t, size_t, size_t, FILE*);
 char* __fgets_chk(char*, size_t, int, FILE*);
+size_t __fread_unlocked_chk(void*, size_t, size_t, size_t, FILE*);
+char* __fgets_unlocked_chk(char*, size_t, int, FILE*);
 int __fprintf_chk(FILE*, int, const char*, ...);
 int __vfprintf_chk(FILE*, int, const char*, va_list);
 int __printf_chk(int, const char*, ...);
@@ -74,6 +76,19 @@ STRATA_REAL_DECL(__isoc99_vfscanf);
 STRATA_REAL_DECL(ungetc);
 STRATA_REAL_DECL(fsetpos);
 STRATA_REAL_DECL(fsetpos64);
+STRATA_REAL_DECL(fread_unlocked);
+STRATA_REAL_DECL(__fread_unlocked_chk);
+STRATA_REAL_DECL(fwrite_unlocked);
+STRATA_REAL_DECL(fgets_unlocked);
+STRATA_REAL_DECL(__fgets_unlocked_chk);
+STRATA_REAL_DECL(fputs_unlocked);
+STRATA_REAL_DECL(fputc_unlocked);
+STRATA_REAL_DECL(putc_unlocked);
+STRATA_REAL_DECL(putchar_unlocked);
+STRATA_REAL_DECL(fgetc_unlocked);
+STRATA_REAL_DECL(getc_unlocked);
+STRATA_REAL_DECL(getchar_unlocked);
+STRATA_REAL_DECL(fflush_unlocked);
 
 constexpr Layer S = Layer::STDIO;
 
@@ -243,6 +258,39 @@ uint32_t open_path(const char* path) { return g_hot.active ? path_at(AT_FDCWD, p
 
 int64_t print_bytes(int r) { return r; }
 
+// fread/fwrite and their forms: sizes and results in bytes, the call's in items.
+template <class Call>
+size_t items_io(Fn fn, FILE* fp, size_t size, size_t n, Call call) {
+  size_t items = 0;
+  stream_io(fn, fp, static_cast<int64_t>(size * n), [&] {
+    items = call();
+    return static_cast<int64_t>(items * size);
+  });
+  return items;
+}
+
+// fgets and its forms: the bytes are the line's (0 at the end of the file).
+template <class Call>
+char* line_io(Fn fn, FILE* fp, int n, Call call) {
+  char* r = nullptr;
+  stream_io(fn, fp, n, [&] {
+    r = call();
+    return r ? static_cast<int64_t>(std::strlen(r)) : (ferror_unlocked(fp) ? -1 : 0);
+  });
+  return r;
+}
+
+template <class Call>
+int puts_io(FILE* fp, const char* str, Call call) {
+  int r = 0;
+  const int64_t len = static_cast<int64_t>(std::strlen(str));
+  stream_io(Fn::fputs, fp, len, [&] {
+    r = call();
+    return r >= 0 ? len : -1;
+  });
+  return r;
+}
+
 }  // namespace
 
 extern "C" {
@@ -298,53 +346,22 @@ int fclose(FILE* fp) {
 }
 
 size_t fread(void* p, size_t size, size_t n, FILE* fp) {
-  size_t items = 0;
-  stream_io(Fn::fread, fp, static_cast<int64_t>(size * n), [&] {
-    items = REAL(fread)(p, size, n, fp);
-    return static_cast<int64_t>(items * size);
-  });
-  return items;
+  return items_io(Fn::fread, fp, size, n, [&] { return REAL(fread)(p, size, n, fp); });
 }
 size_t __fread_chk(void* p, size_t plen, size_t size, size_t n, FILE* fp) {
-  size_t items = 0;
-  stream_io(Fn::fread, fp, static_cast<int64_t>(size * n), [&] {
-    items = REAL(__fread_chk)(p, plen, size, n, fp);
-    return static_cast<int64_t>(items * size);
-  });
-  return items;
+  return items_io(Fn::fread, fp, size, n, [&] { return REAL(__fread_chk)(p, plen, size, n, fp); });
 }
 size_t fwrite(const void* p, size_t size, size_t n, FILE* fp) {
-  size_t items = 0;
-  stream_io(Fn::fwrite, fp, static_cast<int64_t>(size * n), [&] {
-    items = REAL(fwrite)(p, size, n, fp);
-    return static_cast<int64_t>(items * size);
-  });
-  return items;
+  return items_io(Fn::fwrite, fp, size, n, [&] { return REAL(fwrite)(p, size, n, fp); });
 }
 char* fgets(char* buf, int n, FILE* fp) {
-  char* r = nullptr;
-  stream_io(Fn::fgets, fp, n, [&] {
-    r = REAL(fgets)(buf, n, fp);
-    return r ? static_cast<int64_t>(std::strlen(r)) : (ferror_unlocked(fp) ? -1 : 0);
-  });
-  return r;
+  return line_io(Fn::fgets, fp, n, [&] { return REAL(fgets)(buf, n, fp); });
 }
 char* __fgets_chk(char* buf, size_t blen, int n, FILE* fp) {
-  char* r = nullptr;
-  stream_io(Fn::fgets, fp, n, [&] {
-    r = REAL(__fgets_chk)(buf, blen, n, fp);
-    return r ? static_cast<int64_t>(std::strlen(r)) : (ferror_unlocked(fp) ? -1 : 0);
-  });
-  return r;
+  return line_io(Fn::fgets, fp, n, [&] { return REAL(__fgets_chk)(buf, blen, n, fp); });
 }
 int fputs(const char* str, FILE* fp) {
-  int r = 0;
-  int64_t len = static_cast<int64_t>(std::strlen(str));
-  stream_io(Fn::fputs, fp, len, [&] {
-    r = REAL(fputs)(str, fp);
-    return r >= 0 ? len : -1;
-  });
-  return r;
+  return puts_io(fp, str, [&] { return REAL(fputs)(str, fp); });
 }
 ssize_t getline(char** line, size_t* n, FILE* fp) {
   return stream_io(Fn::getline, fp, -1, [&] { return static_cast<int64_t>(REAL(getline)(line, n, fp)); });
@@ -465,6 +482,52 @@ int _IO_getc(FILE* fp) {
 int getchar() {
   return char_io(Fn::getchar, stdin, 1, [&] { return REAL(getchar)(); });
 }
+// The _unlocked forms (glibc, without the stream's lock): GNU programs call
+// them through gnulib's unlocked-io.h (md5sum and sha256sum read with
+// fread_unlocked, sort and sed write with fwrite_unlocked), and libc's own
+// reads inside them are invisible to the POSIX layer, so without these the
+// bytes go missing. Recorded under the locked form's name.
+size_t fread_unlocked(void* p, size_t size, size_t n, FILE* fp) {
+  return items_io(Fn::fread, fp, size, n, [&] { return REAL(fread_unlocked)(p, size, n, fp); });
+}
+size_t __fread_unlocked_chk(void* p, size_t plen, size_t size, size_t n, FILE* fp) {
+  return items_io(Fn::fread, fp, size, n, [&] { return REAL(__fread_unlocked_chk)(p, plen, size, n, fp); });
+}
+size_t fwrite_unlocked(const void* p, size_t size, size_t n, FILE* fp) {
+  return items_io(Fn::fwrite, fp, size, n, [&] { return REAL(fwrite_unlocked)(p, size, n, fp); });
+}
+char* fgets_unlocked(char* buf, int n, FILE* fp) {
+  return line_io(Fn::fgets, fp, n, [&] { return REAL(fgets_unlocked)(buf, n, fp); });
+}
+char* __fgets_unlocked_chk(char* buf, size_t blen, int n, FILE* fp) {
+  return line_io(Fn::fgets, fp, n, [&] { return REAL(__fgets_unlocked_chk)(buf, blen, n, fp); });
+}
+int fputs_unlocked(const char* str, FILE* fp) {
+  return puts_io(fp, str, [&] { return REAL(fputs_unlocked)(str, fp); });
+}
+int fputc_unlocked(int c, FILE* fp) {
+  return char_io(Fn::fputc, fp, 1, [&] { return REAL(fputc_unlocked)(c, fp); });
+}
+int putc_unlocked(int c, FILE* fp) {
+  return char_io(Fn::putc, fp, 1, [&] { return REAL(putc_unlocked)(c, fp); });
+}
+int putchar_unlocked(int c) {
+  return char_io(Fn::putchar, stdout, 1, [&] { return REAL(putchar_unlocked)(c); });
+}
+int fgetc_unlocked(FILE* fp) {
+  return char_io(Fn::fgetc, fp, 1, [&] { return REAL(fgetc_unlocked)(fp); });
+}
+int getc_unlocked(FILE* fp) {
+  return char_io(Fn::getc, fp, 1, [&] { return REAL(getc_unlocked)(fp); });
+}
+int getchar_unlocked() {
+  return char_io(Fn::getchar, stdin, 1, [&] { return REAL(getchar_unlocked)(); });
+}
+int fflush_unlocked(FILE* fp) {
+  if (!fp) return REAL(fflush_unlocked)(fp);
+  return fd_op(Fn::fflush, S, stream_fd(fp), [&] { return REAL(fflush_unlocked)(fp); });
+}
+
 // A word equal to EOF is told from the end by the indicators; a word cut by
 // the end of the file consumed its bytes, read back from the stream.
 int getw(FILE* fp) {

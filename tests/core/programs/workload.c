@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
   void* anon = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   EXPECT(munmap(anon, 4096), 0);
 
-  /* 7. Copies, recorded against the input descriptor. */
+  /* 7. Copies inside the kernel: a read of the input, a write of the output. */
   int out = open(P("copy.bin"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   off_t so = 1000;
   EXPECT(sendfile(out, fd, &so, 3000), 3000);

@@ -164,6 +164,8 @@ struct UnitAgg::Proc {
   int64_t posix_ns = 0, stdio_ns = 0, meta_ns = 0, data_ns = 0;
   int64_t bytes_read = 0, bytes_written = 0;
   std::vector<int64_t> children;
+  int64_t exit_status = -1;
+  int32_t exit_signal = 0;
   std::vector<int32_t> loops_ended;  // epoch groups whose training-loader pass ended in this process
   TimeBins bins;
   counters::CounterEngine engine;
@@ -436,6 +438,9 @@ STRATA_HOT_INLINE void UnitAgg::count_process(Proc& p, const IoEvent& e, const F
     }
   } else if (f.is_fork && e.has_ret && e.ret > 0) {
     if (p.children.size() < 4096) p.children.push_back(e.ret);
+  } else if (f.ends_process != FuncInfo::End::kNone && e.has_ret) {
+    if (f.ends_process == FuncInfo::End::kExit) p.exit_status = e.ret;
+    else p.exit_signal = static_cast<int32_t>(e.ret);
   }
 
 }
@@ -726,6 +731,8 @@ void UnitAgg::merge_into(Job& job) {
     r.bytes_read = p.bytes_read;
     r.bytes_written = p.bytes_written;
     r.children = p.children;
+    r.exit_status = p.exit_status;
+    r.exit_signal = p.exit_signal;
     r.bins = p.bins;
     // A PosixRecord is ~0.7 KB: growing the vector record by record copied and
     // page-faulted most of a job's analysis time on traces with many files.

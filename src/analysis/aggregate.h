@@ -125,6 +125,11 @@ struct ProcResult {
   int64_t bytes_read = 0, bytes_written = 0;
   uint64_t clipped = 0;
   std::vector<int64_t> children;  // from fork events
+  // How the image ended, when it recorded it: exit status (-1: no exit event:
+  // it exec'd, was killed by a signal strata could not see, or the input
+  // does not say), and the fatal signal strata's handler saw (0: none).
+  int64_t exit_status = -1;
+  int32_t exit_signal = 0;
   TimeBins bins;
   // Darshan records, finalized, with their paths.
   std::vector<std::pair<std::string, counters::PosixRecord>> posix;

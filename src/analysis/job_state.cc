@@ -59,7 +59,7 @@ template <class Ar> void fields(Ar& ar, ProcessMeta& x) {
 template <class Ar> void fields(Ar& ar, ProcResult& x) {
   ar(x.meta, x.meta_known, x.threads, x.events, x.first_ts, x.last_ts, x.io_union, x.compute_union,
      x.both_union, x.app_union, x.posix_ns, x.stdio_ns, x.meta_ns, x.data_ns, x.bytes_read,
-     x.bytes_written, x.clipped, x.children, x.bins, x.posix, x.stdio);
+     x.bytes_written, x.clipped, x.children, x.exit_status, x.exit_signal, x.bins, x.posix, x.stdio);
 }
 template <class Ar> void fields(Ar& ar, FileProc& x) { ar(x.pid, x.pf); }
 // The path is the table's (fields of FileTable).

@@ -94,6 +94,10 @@ FuncInfo classify(std::string_view raw_name, std::string_view category) {
   if (fi.layer == rt::Layer::PROC) {
     f.layer = Layer::kProc;  // DFTracer files fork under POSIX
     f.is_fork = it->second == rt::Fn::fork || it->second == rt::Fn::vfork;
+    if (it->second == rt::Fn::exit || it->second == rt::Fn::_exit || it->second == rt::Fn::_Exit)
+      f.ends_process = FuncInfo::End::kExit;
+    else if (it->second == rt::Fn::signal_flush)
+      f.ends_process = FuncInfo::End::kSignal;
     return f;
   }
   // A function counts in its own layer only (a STDIO name under a POSIX

@@ -40,6 +40,11 @@ struct FuncInfo {
   bool is_loader_pass = false;  // app event "dataloader.epoch": one whole pass over a loader
   bool is_loader_stop = false;  // app event "dataloader.stop": the call that ended a pass (worker shutdown)
   bool is_fork = false;     // fork/clone: ret is the child pid
+  // How a process ends: kExit (exit, _exit, _Exit, main's return: ret is the
+  // status) or kSignal (the runtime's handler saw a fatal signal: ret is its
+  // number).
+  enum class End : uint8_t { kNone, kExit, kSignal };
+  End ends_process = End::kNone;
   bool items_ret = false;   // fread/fwrite: ret counts items, not bytes (DFTracer)
 };
 FuncInfo classify(std::string_view name, std::string_view category);

@@ -170,6 +170,19 @@ Totals totals(const Job& job) {
   return t;
 }
 
+// How an image ended, as the job tree shows it: "exit 0", "killed by
+// SIGTERM", or "" (it exec'd, or died of a signal no handler could see:
+// SIGKILL, the out-of-memory killer; its file then has no footer).
+std::string end_text(const ProcResult& p) {
+  if (p.exit_signal > 0) {
+    const char* abbrev = sigabbrev_np(p.exit_signal);
+    return "killed by " + (abbrev ? "SIG" + std::string(abbrev) : "signal " + std::to_string(p.exit_signal));
+  }
+  return p.exit_status >= 0 ? "exit " + std::to_string(p.exit_status) : std::string();
+}
+
+bool failed(const ProcResult& p) { return p.exit_signal > 0 || p.exit_status > 0; }
+
 // The process tree: one row per process image. An image that replaced
 // another by exec (same pid, started later) is drawn under it as "exec";
 // a forked child under the image of its parent that was running when it started.
@@ -223,6 +236,7 @@ void print_tree(const Job& job, const ProcessNaming& naming, size_t max_rows, st
       else if (p.meta.rank >= 0) line << " rank " << p.meta.rank;
       if (!p.meta.host.empty()) line << " @" << p.meta.host;
       line << ", " << plural(p.threads, "thread", "threads") << ", " << p.events << " events";
+      if (const std::string end = end_text(p); !end.empty()) line << ", " << end;
       std::string text = line.str();
       // The command fills the rest of the line (the tree drawing is 2 bytes wider than it shows).
       const size_t used = text.size() + 4 - (depth ? 4 : 0);
@@ -258,6 +272,20 @@ void print_tree(const Job& job, const ProcessNaming& naming, size_t max_rows, st
   for (size_t i = 0; i < by_count.size(); ++i) line += (i ? ", " : " ") + std::to_string(by_count[i].second) + " " + by_count[i].first;
   const std::string hint = " (--all lists them)";
   out << (columns(line + hint) <= kTextColumns ? line + hint : clip_words(line, kTextColumns)) << "\n";
+  // A failure among them is worth its line: the job's result may hang on it.
+  std::vector<size_t> failures;
+  for (size_t i : unlisted)
+    if (more.count(job.procs[i].meta.pid) && failed(job.procs[i])) failures.push_back(i);
+  if (failures.empty()) return;
+  std::string failed_line = "      " + plural(failures.size(), "of them failed", "of them failed") + ":";
+  for (size_t k = 0; k < failures.size() && k < 3; ++k) {
+    const ProcResult& p = job.procs[failures[k]];
+    auto name = naming.names.find(p.meta.pid);
+    failed_line += std::string(k ? ", " : " ") + "pid " + std::to_string(p.meta.pid) +
+                   (name != naming.names.end() ? " " + name->second : std::string()) + " " + end_text(p);
+  }
+  if (failures.size() > 3) failed_line += " and " + std::to_string(failures.size() - 3) + " more";
+  out << failed_line << "\n";
 }
 
 // Every event tagged with each epoch, inside its loop or not: the --by epoch
@@ -824,7 +852,8 @@ void json_summary([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyz
         << ", \"io_ns\": " << p.io_union << ", \"compute_ns\": " << p.compute_union
         << ", \"unoverlapped_io_ns\": " << p.unoverlapped_io()
         << ", \"unoverlapped_compute_ns\": " << p.unoverlapped_compute() << ", \"bytes_read\": " << p.bytes_read
-        << ", \"bytes_written\": " << p.bytes_written << ", \"children\": [";
+        << ", \"bytes_written\": " << p.bytes_written << ", \"exit_status\": " << p.exit_status
+        << ", \"exit_signal\": " << p.exit_signal << ", \"children\": [";
     for (size_t k = 0; k < p.children.size(); ++k) out << (k ? "," : "") << p.children[k];
     out << "]}";
   }

@@ -387,8 +387,12 @@ STRATA_HOT_INLINE void UnitAgg::count_function(const IoEvent& e, const Facts& x)
   ++fs.count;
   fs.total_ns += e.dur;
   if (x.failed) ++fs.errors;
+  // A request above the most one call can move (Linux's MAX_RW_COUNT, 2 GiB
+  // less a page) asks for all there is: cp asks copy_file_range for SSIZE_MAX.
+  // Its size is what it moved.
+  constexpr int64_t kMaxOneCall = 0x7ffff000;
   if (sizes_known_) {
-    if (e.size >= 0 && x.f.data)
+    if (e.size >= 0 && x.f.data && e.size <= kMaxOneCall)
       fs.sizes.add(e.size);
     else if (x.bytes >= 0)
       fs.sizes.add(x.bytes);

@@ -94,6 +94,17 @@ TEST(Tools, CpCopyFileRangeBytesAreReadAndWritten) {
   EXPECT_EQ(c_out["POSIX_WRITES"], count_if(w.events, [&](const Event& e) {
               return e.name == "copy_file_range.out" && e.path == w.work + "/out.bin";
             }));
+  // cp asks for SSIZE_MAX bytes ("all there is"): the functions table's sizes
+  // are the bytes each call moved, not that.
+  auto j = e2e::analyze_json(w.trace);
+  bool seen = false;
+  for (auto f : j->root["functions"].get_array()) {
+    if (e2e::S(f, "name") != "copy_file_range") continue;
+    seen = true;
+    EXPECT_EQ(e2e::I(f, "bytes"), 300000);
+    EXPECT_EQ(e2e::I(f["size"], "max"), 300000) << j->text;
+  }
+  EXPECT_TRUE(seen) << j->text;
 }
 
 TEST(Tools, PythonShutilSendfileBytesAreReadAndWritten) {

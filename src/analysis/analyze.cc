@@ -197,8 +197,13 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
   }
   v.read_extent = whole + partial == 0 ? "unknown" : whole >= partial ? "whole" : "partial";
   if (f.counted_reads() > 1 && job.sizes_known) {
-    double seq = static_cast<double>(f.seq_reads()) / static_cast<double>(f.counted_reads() - 1);
-    v.pattern = seq >= 0.8 ? "sequential" : seq <= 0.2 ? "random" : "mixed";
+    // Darshan's SEQ reads start past the previous read's start, CONSEC ones
+    // exactly at its end: forward with gaps between (each rank reading its
+    // records of a shared file, every k-th sample) is strided, not sequential.
+    const double pairs = static_cast<double>(f.counted_reads() - 1);
+    const double seq = static_cast<double>(f.seq_reads()) / pairs;
+    const double consec = static_cast<double>(f.consec_reads()) / pairs;
+    v.pattern = seq >= 0.8 ? (consec >= 0.5 ? "sequential" : "strided") : seq <= 0.2 ? "random" : "mixed";
   } else {
     v.pattern = "unknown";
   }

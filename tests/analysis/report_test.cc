@@ -368,6 +368,32 @@ TEST(ReportEnvironment, FailedProcessesAreNamed) {
       << text.out;
 }
 
+// A file read forward with gaps (the first 64 bytes of each 4 KiB record,
+// as a rank reads its records of a shared file) is strided; one read in
+// order, sequential.
+TEST(ReportEnvironment, ForwardReadsWithGapsAreStrided) {
+  TempDir t;
+  const std::string records = t.sub("records.bin"), stream = t.sub("stream.bin");
+  make_file(records, 100 * 4096);
+  make_file(stream, 100 * 4096);
+  RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/usr/bin/python3", "-c",
+                      "import os, sys\n"
+                      "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+                      "for i in range(100): os.pread(fd, 64, i * 4096)\n"
+                      "fd = os.open(sys.argv[2], os.O_RDONLY)\n"
+                      "for i in range(100): os.read(fd, 4096)\n",
+                      records, stream},
+                     120);
+  ASSERT_EQ(rr.code, 0) << describe(rr);
+  auto j = analyze_json(t.sub("trace"));
+  auto r = file_entry(*j, records);
+  EXPECT_EQ(I(r, "reads"), 100);
+  EXPECT_EQ(S(r, "pattern"), "strided");
+  auto s = file_entry(*j, stream);
+  EXPECT_EQ(I(s, "reads"), 100);
+  EXPECT_EQ(S(s, "pattern"), "sequential");
+}
+
 TEST(ReportEnvironment, MultiLineCommandStaysOnOneLine) {
   TempDir t;
   RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/sh", "-c",

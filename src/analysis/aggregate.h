@@ -148,6 +148,7 @@ struct DataFileIndex {
   // the reports ask for a file's role and figures several times, and
   // deciding them again was a fifth of analyze on a DataLoader trace.
   std::unordered_map<const FileAgg*, FileVerdict> verdicts;
+  bool training = false;  // training_job(), worked out with the index
   bool known = false;
   DataFileIndex() = default;
   DataFileIndex(const DataFileIndex&) {}

@@ -57,7 +57,9 @@ const char* role_name(Role r) {
   switch (r) {
     case Role::kTrainData: return "dataset(train)";
     case Role::kValData: return "dataset(validation)";
+    case Role::kData: return "dataset";
     case Role::kCheckpoint: return "checkpoint";
+    case Role::kOutput: return "output";
     case Role::kConfig: return "config";
     case Role::kLibrary: return "library";
     case Role::kLog: return "log";
@@ -152,6 +154,20 @@ static bool has_ext(std::string_view ext, std::initializer_list<std::string_view
   if (ext.empty()) return false;
   for (std::string_view e : exts)
     if (ext == e) return true;
+  return false;
+}
+
+// A training job: epoch tags or DataLoader events (strata's Python layer, the
+// API). Worked out once when the job is finished (index_file_verdicts).
+bool training_job(const Job& job) {
+  if (job.data_files.known) return job.data_files.training;
+  if (!job.by_epoch.empty() || !job.by_epoch_outside.empty()) return true;
+  // The same test as the deep-learning summary's (dl_summary).
+  for (const auto& [key, fs] : job.funcs) {
+    if (fs.layer != Layer::kApp) continue;
+    if (lower(fs.category).find("dataloader") != std::string::npos || lower(fs.name).rfind("dataloader.", 0) == 0)
+      return true;
+  }
   return false;
 }
 
@@ -269,6 +285,12 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
     ev("write-only, log-like name");
     return done();
   }
+  const bool training = training_job(job);
+  if (wr && !training && !ckpt_name() && f.bytes_written >= (1 << 20) && !log_ext() && !rd) {
+    v.role = Role::kOutput;
+    ev("large writes (" + std::to_string(f.bytes_written) + " B), write-only");
+    return done();
+  }
   if (wr && (ckpt_name() || write_epochs >= 2 || (f.bytes_written >= (1 << 20) && !log_ext() && !rd))) {
     v.role = Role::kCheckpoint;
     if (ckpt_name()) ev("checkpoint-like name");
@@ -291,9 +313,9 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
   if (rd) {
     bool dataset = data_ext() || v.reread > 1.5 || f.extent >= (1 << 20) || f.reads >= 16 || v.nprocs > 1;
     if (dataset) {
-      v.role = val_name() ? Role::kValData : Role::kTrainData;
+      v.role = !training ? Role::kData : val_name() ? Role::kValData : Role::kTrainData;
       if (data_ext()) ev("data-set file name");
-      if (v.reread > 1.5) ev("re-read " + first_digits(v.reread) + "x (epochs)");
+      if (v.reread > 1.5) ev("re-read " + first_digits(v.reread) + (training ? "x (epochs)" : "x"));
       if (f.reads >= 16) ev(std::to_string(f.reads) + " reads");
       if (v.nprocs > 1) {
         // nprocs counts writers too; the evidence names who read it.
@@ -305,7 +327,7 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
                                       : "used by " + std::to_string(v.nprocs) + " processes (" +
                                             std::to_string(readers.size()) + " read it)");
       }
-      if (val_name()) ev("validation-like name");
+      if (training && val_name()) ev("validation-like name");
       if (!job.sizes_known) ev("sizes unknown: decided from counts and names only");
       return done();
     }
@@ -353,6 +375,9 @@ Role file_role(const FileAgg& f, const Job& job) {
 }
 
 void index_file_verdicts(Job& job) {
+  job.data_files.known = false;
+  job.data_files.training = training_job(job);
+  job.data_files.known = true;
   auto& verdicts = job.data_files.verdicts;
   verdicts.clear();
   verdicts.reserve(job.data_files.files.size());
@@ -451,7 +476,7 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
     if (f.reads > 0) {  // data set roles need reads (classify_file)
       FileVerdict v;
       classify_file(f, job, v, /*with_evidence=*/false);
-      if (v.role == Role::kTrainData || v.role == Role::kValData) {
+      if (v.role == Role::kTrainData || v.role == Role::kValData || v.role == Role::kData) {
         key = role_name(v.role);
         items.emplace_back(f.path, key);
         files.emplace_back(&f, std::move(v));

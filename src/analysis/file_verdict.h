@@ -11,7 +11,11 @@
 namespace strata::analysis {
 
 // File roles (deep-learning I/O patterns).
-enum class Role { kTrainData, kValData, kCheckpoint, kConfig, kLibrary, kLog, kOther };
+// kData and kOutput are the roles of a job that is not a training (no epoch
+// tags, no DataLoader events): its data files are read as a data set, but
+// there is no train/validation split to name, and its large outputs are not
+// checkpoints unless their names say so.
+enum class Role { kTrainData, kValData, kData, kCheckpoint, kOutput, kConfig, kLibrary, kLog, kOther };
 const char* role_name(Role r);
 
 struct FileVerdict {

@@ -622,7 +622,9 @@ struct FileTotals {
 };
 
 // The files the text lists one by one without --all: data set and checkpoint files.
-bool listed_role(Role r) { return r == Role::kTrainData || r == Role::kValData || r == Role::kCheckpoint; }
+bool listed_role(Role r) {
+  return r == Role::kTrainData || r == Role::kValData || r == Role::kData || r == Role::kCheckpoint || r == Role::kOutput;
+}
 
 }  // namespace
 

@@ -422,7 +422,7 @@ TEST(AnalyzeE2E, SharedFileWholeReads) {
   EXPECT_EQ(I(fe, "extent"), 65536);
   EXPECT_DOUBLE_EQ(D(fe, "reread"), 4.0);
   EXPECT_EQ(S(fe, "pattern"), "sequential");  // 4 x 15 SEQ of 63
-  EXPECT_EQ(S(fe, "role"), "dataset(train)");
+  EXPECT_EQ(S(fe, "role"), "dataset");  // no epochs, no DataLoader: not a training job
   auto ev = strings(fe, "evidence");
   EXPECT_TRUE(contains(ev, "read by 4 processes")) << join(ev);
 

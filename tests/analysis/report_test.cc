@@ -394,6 +394,30 @@ TEST(ReportEnvironment, ForwardReadsWithGapsAreStrided) {
   EXPECT_EQ(S(s, "pattern"), "sequential");
 }
 
+// A job that is not a training (no epoch tags, no DataLoader events) gets
+// roles that do not claim one: the file it reads is a "dataset" (no train or
+// validation split: "test" in its name means nothing here), the large file it
+// writes an "output", not a checkpoint.
+TEST(ReportEnvironment, RolesOfAJobThatIsNotATraining) {
+  TempDir t;
+  const std::string in = t.sub("test-input.dat"), out = t.sub("result.bin");
+  make_file(in, 3 << 20);
+  RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/dd", "if=" + in, "of=" + out, "bs=64k"},
+                     120);
+  ASSERT_EQ(rr.code, 0) << describe(rr);
+  auto j = analyze_json(t.sub("trace"));
+  EXPECT_EQ(S(file_entry(*j, in), "role"), "dataset");
+  auto o = file_entry(*j, out);
+  EXPECT_EQ(S(o, "role"), "output");
+  EXPECT_EQ(I(o, "bytes_written"), 3 << 20);
+  RunResult text = run({kStrata, "analyze", t.sub("trace")}, 60);
+  ASSERT_EQ(text.code, 0) << describe(text);
+  EXPECT_NE(text.out.find("  " + out + "  (output, 3.00 MiB, write-only, one process)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  " + in + "  (dataset, 3.00 MiB, read-only, one process)"), std::string::npos)
+      << text.out;
+}
+
 TEST(ReportEnvironment, MultiLineCommandStaysOnOneLine) {
   TempDir t;
   RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/sh", "-c",

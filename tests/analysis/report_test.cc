@@ -15,6 +15,13 @@ std::vector<std::string> lines_of(const std::string& text) {
   return v;
 }
 
+// `strata run -q -o DIR/trace -- cmd...`: the trace of a real command.
+RunResult trace_command(const TempDir& t, const std::vector<std::string>& cmd) {
+  std::vector<std::string> argv = {kStrata, "run", "-q", "-o", t.sub("trace"), "--"};
+  argv.insert(argv.end(), cmd.begin(), cmd.end());
+  return run(argv, 120);
+}
+
 // Columns a terminal shows: UTF-8 lead bytes (the report draws "└─", "µs").
 size_t columns(const std::string& line) {
   size_t n = 0;
@@ -284,9 +291,9 @@ TEST(ReportEnvironment, EnvironmentFilesSummedListedWithAll) {
   TempDir t;
   const std::string data = t.sub("input.dat");
   make_file(data, 8192);
-  RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/sh", "-c",
-                      "cat /etc/passwd /etc/hostname > /dev/null; cat '" + data + "' > '" + t.sub("copy.dat") + "'"},
-                     120);
+  const std::string script =
+      "cat /etc/passwd /etc/hostname > /dev/null; cat '" + data + "' > '" + t.sub("copy.dat") + "'";
+  RunResult rr = trace_command(t, {"/bin/sh", "-c", script});
   ASSERT_EQ(rr.code, 0) << describe(rr);
   auto j = analyze_json(t.sub("trace"));
   size_t env = 0;
@@ -326,9 +333,8 @@ TEST(ReportEnvironment, EnvironmentFilesSummedListedWithAll) {
 // processes: 5 cat", not 10.
 TEST(ReportEnvironment, ForkThenExecIsOneProcessInTheJobTree) {
   TempDir t;
-  RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/bash", "-c",
-                      "for i in 1 2 3 4 5; do cat /etc/hostname > /dev/null; done"},
-                     120);
+  RunResult rr = trace_command(t, {"/bin/bash", "-c",
+                                   "for i in 1 2 3 4 5; do cat /etc/hostname > /dev/null; done"});
   ASSERT_EQ(rr.code, 0) << describe(rr);
   RunResult text = run({kStrata, "analyze", t.sub("trace"), "--section", "overlap"}, 60);
   ASSERT_EQ(text.code, 0) << describe(text);
@@ -341,9 +347,8 @@ TEST(ReportEnvironment, ForkThenExecIsOneProcessInTheJobTree) {
 // and every process's exit status and fatal signal in the JSON.
 TEST(ReportEnvironment, FailedProcessesAreNamed) {
   TempDir t;
-  RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/sh", "-c",
-                      "/bin/sh -c 'exit 3'; /bin/sh -c 'kill -TERM $$'; exit 5"},
-                     120);
+  RunResult rr = trace_command(t, {"/bin/sh", "-c",
+                                   "/bin/sh -c 'exit 3'; /bin/sh -c 'kill -TERM $$'; exit 5"});
   ASSERT_EQ(rr.code, 5) << describe(rr);
   auto j = analyze_json(t.sub("trace"));
   std::map<int64_t, std::pair<int64_t, int64_t>> ends;  // pid -> (exit status, signal)
@@ -376,14 +381,13 @@ TEST(ReportEnvironment, ForwardReadsWithGapsAreStrided) {
   const std::string records = t.sub("records.bin"), stream = t.sub("stream.bin");
   make_file(records, 100 * 4096);
   make_file(stream, 100 * 4096);
-  RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/usr/bin/python3", "-c",
-                      "import os, sys\n"
-                      "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
-                      "for i in range(100): os.pread(fd, 64, i * 4096)\n"
-                      "fd = os.open(sys.argv[2], os.O_RDONLY)\n"
-                      "for i in range(100): os.read(fd, 4096)\n",
-                      records, stream},
-                     120);
+  RunResult rr = trace_command(t, {"/usr/bin/python3", "-c",
+                                   "import os, sys\n"
+                                   "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+                                   "for i in range(100): os.pread(fd, 64, i * 4096)\n"
+                                   "fd = os.open(sys.argv[2], os.O_RDONLY)\n"
+                                   "for i in range(100): os.read(fd, 4096)\n",
+                                   records, stream});
   ASSERT_EQ(rr.code, 0) << describe(rr);
   auto j = analyze_json(t.sub("trace"));
   auto r = file_entry(*j, records);
@@ -402,8 +406,7 @@ TEST(ReportEnvironment, RolesOfAJobThatIsNotATraining) {
   TempDir t;
   const std::string in = t.sub("test-input.dat"), out = t.sub("result.bin");
   make_file(in, 3 << 20);
-  RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/dd", "if=" + in, "of=" + out, "bs=64k"},
-                     120);
+  RunResult rr = trace_command(t, {"/bin/dd", "if=" + in, "of=" + out, "bs=64k"});
   ASSERT_EQ(rr.code, 0) << describe(rr);
   auto j = analyze_json(t.sub("trace"));
   EXPECT_EQ(S(file_entry(*j, in), "role"), "dataset");
@@ -420,9 +423,8 @@ TEST(ReportEnvironment, RolesOfAJobThatIsNotATraining) {
 
 TEST(ReportEnvironment, MultiLineCommandStaysOnOneLine) {
   TempDir t;
-  RunResult rr = run({kStrata, "run", "-q", "-o", t.sub("trace"), "--", "/bin/sh", "-c",
-                      "cat /etc/hostname > /dev/null\ntrue\n"},
-                     120);
+  RunResult rr = trace_command(t, {"/bin/sh", "-c",
+                                   "cat /etc/hostname > /dev/null\ntrue\n"});
   ASSERT_EQ(rr.code, 0) << describe(rr);
   RunResult text = run({kStrata, "analyze", t.sub("trace")}, 60);
   ASSERT_EQ(text.code, 0) << describe(text);

@@ -104,9 +104,18 @@ def _finish(out, keys):
     return out.set_index(keys).sort_index()
 
 
+# Linux's MAX_RW_COUNT: a read or write that asks for more asks for all there
+# is (cp asks copy_file_range for SSIZE_MAX); its size counts as the bytes it
+# moved, as in `strata analyze`'s functions table (and the sums do not
+# overflow). Other calls' size column (an mmap's length) is kept.
+MAX_ONE_CALL = 0x7FFFF000
+
+
 def _with_bytes(df):
     pos_ret = df["ret"].where(df["ret"] > 0, 0)
-    pos_size = df["size"].where(df["size"] > 0, 0)
+    data = df["name"].astype(str).isin(read_names() + write_names())
+    all_there_is = (df["size"] > MAX_ONE_CALL) & data
+    pos_size = df["size"].where(df["size"] > 0, 0).where(~all_there_is, pos_ret)
     return df.assign(ret_pos=pos_ret, size_pos=pos_size)
 
 

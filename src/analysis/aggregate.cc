@@ -443,7 +443,8 @@ STRATA_HOT_INLINE void UnitAgg::count_process(Proc& p, const IoEvent& e, const F
   } else if (f.is_fork && e.has_ret && e.ret > 0) {
     if (p.children.size() < 4096) p.children.push_back(e.ret);
   } else if (f.ends_process != FuncInfo::End::kNone && e.has_ret) {
-    if (f.ends_process == FuncInfo::End::kExit) p.exit_status = e.ret;
+    // What the parent sees: exit(-1) is status 255, _exit(256) status 0.
+    if (f.ends_process == FuncInfo::End::kExit) p.exit_status = e.ret & 0xff;
     else p.exit_signal = static_cast<int32_t>(e.ret);
   }
 

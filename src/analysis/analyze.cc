@@ -157,16 +157,19 @@ static bool has_ext(std::string_view ext, std::initializer_list<std::string_view
   return false;
 }
 
-// A training job: epoch tags or DataLoader events (strata's Python layer, the
-// API). Worked out once when the job is finished (index_file_verdicts).
+// A training job: epoch tags, DataLoader or checkpoint events (strata's
+// Python layer, the API). Worked out once when the job is finished (index_file_verdicts).
 bool training_job(const Job& job) {
   if (job.data_files.known) return job.data_files.training;
   if (!job.by_epoch.empty() || !job.by_epoch_outside.empty()) return true;
   // The same test as the deep-learning summary's (dl_summary).
+  // Checkpoint app events (torch.save / torch.load) too: a model's files are
+  // checkpoints even in a loop without a DataLoader.
   for (const auto& [key, fs] : job.funcs) {
     if (fs.layer != Layer::kApp) continue;
-    if (lower(fs.category).find("dataloader") != std::string::npos || lower(fs.name).rfind("dataloader.", 0) == 0)
-      return true;
+    const std::string cat = lower(fs.category);
+    const bool loader = cat.find("dataloader") != std::string::npos || lower(fs.name).rfind("dataloader.", 0) == 0;
+    if (loader || cat == "checkpoint") return true;
   }
   return false;
 }

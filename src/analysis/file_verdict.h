@@ -26,7 +26,7 @@ struct FileVerdict {
   // Literals (string_view: no copy per file).
   std::string_view access;      // "read-only", "write-only", "read-write", "metadata-only"
   std::string_view read_extent; // "whole", "partial", "unknown" (per reader, majority)
-  std::string_view pattern;     // "sequential", "random", "mixed", "unknown"
+  std::string_view pattern;     // "sequential", "strided", "random", "mixed", "unknown"
   double reread = -1;           // bytes read / file extent (-1 unknown)
   // reread split in opens x per_open: a file read whole once per epoch has
   // per_open 1; an archive whose index is read again (npz) reads ~1.05 per open.

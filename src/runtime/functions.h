@@ -42,7 +42,9 @@ inline constexpr uint32_t kIteration = f::kFieldOffset | f::kFieldSize | f::kFie
 // functions(), used by strata.dask) all read it. `counter op` is the
 // counters::Op the Darshan counter engine applies (None: not counted), in the
 // counter module of the layer (kLayerInfo); `positional` marks calls whose
-// offset column is the access offset (pread family); data (read/write) versus
+// offset column is the access offset (pread family; the kernel copies, whose
+// offset is `*off` when the call names one, else the descriptor's tracked
+// offset: the counter engine takes it as it is); data (read/write) versus
 // metadata follows from the op. Names other tools record for the same calls
 // (DFTracer, glibc internals) are in kFnAliases below.
 #define STRATA_FUNCTIONS(X) \
@@ -110,9 +112,9 @@ inline constexpr uint32_t kIteration = f::kFieldOffset | f::kFieldSize | f::kFie
   X(dup2, "dup2", POSIX, kFdOp, Dup, 0)                           \
   X(dup3, "dup3", POSIX, kFdOp, Dup, 0)                           \
   X(fcntl, "fcntl", POSIX, kFdOp, Dup, 0)                         \
-  X(sendfile, "sendfile", POSIX, kIo, Read, 0)                    \
-  X(sendfile64, "sendfile64", POSIX, kIo, Read, 0)                \
-  X(copy_file_range, "copy_file_range", POSIX, kIo, Read, 0)      \
+  X(sendfile, "sendfile", POSIX, kIo, Read, 1)                    \
+  X(sendfile64, "sendfile64", POSIX, kIo, Read, 1)                \
+  X(copy_file_range, "copy_file_range", POSIX, kIo, Read, 1)      \
   X(fopen, "fopen", STDIO, kFdOp, Open, 0)                        \
   X(fopen64, "fopen64", STDIO, kFdOp, Open, 0)                    \
   X(fdopen, "fdopen", STDIO, kFdOp, Fdopen, 0)                    \
@@ -172,8 +174,8 @@ inline constexpr uint32_t kIteration = f::kFieldOffset | f::kFieldSize | f::kFie
   X(mode, "mode", PROC, kProc, None, 0)                           \
   X(iteration, "iteration", PROC, kIteration, None, 0)             \
   X(execveat, "execveat", PROC, kProcPath, None, 0)               \
-  X(sendfile_out, "sendfile.out", POSIX, kIo, Write, 0)           \
-  X(copy_file_range_out, "copy_file_range.out", POSIX, kIo, Write, 0)
+  X(sendfile_out, "sendfile.out", POSIX, kIo, Write, 1)           \
+  X(copy_file_range_out, "copy_file_range.out", POSIX, kIo, Write, 1)
 
 // X(identifier, category (the event's cat), STRATA_LAYERS item, has a Darshan
 // counter module, counter module). Adding a layer is adding a row here, its

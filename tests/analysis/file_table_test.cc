@@ -326,6 +326,7 @@ TEST(FileTable, FilesWithDataAreThisJobsInPathOrder) {
 
 TEST(FileRoles, NameRulesMatchWhereTheyDid) {
   Job job;
+  job.by_epoch["0"];  // a training job: the data-set rules name train and validation
   PathPool pool;
   auto role = [&](const std::string& path, uint64_t reads, uint64_t writes, int64_t written = 0) {
     FileAgg f = file_of(pool, path, 1, 1, reads);
@@ -349,6 +350,15 @@ TEST(FileRoles, NameRulesMatchWhereTheyDid) {
   EXPECT_EQ(role("/data/train/shard", 1, 0), Role::kOther);
   EXPECT_EQ(role("/data/train.d/noext", 0, 0), Role::kOther);
   EXPECT_EQ(role("noslash.npy", 1, 0), Role::kTrainData);
+  EXPECT_EQ(role("/run/big.out.bin", 0, 1, 2 << 20), Role::kCheckpoint);  // large write-only
+  // Not a training job: no split, and a large output is not a checkpoint
+  // unless its name says so.
+  job.by_epoch.clear();
+  EXPECT_EQ(role("/data/val/shard.tfrecord", 1, 0), Role::kData);
+  EXPECT_EQ(role("/data/train/shard.tfrecord", 1, 0), Role::kData);
+  EXPECT_EQ(role("/run/big.out.bin", 0, 1, 2 << 20), Role::kOutput);
+  EXPECT_EQ(role("/run/model.h5.ckpt", 0, 1, 2 << 20), Role::kCheckpoint);
+  EXPECT_EQ(role("/run/train.LOG", 0, 3, 2 << 20), Role::kLog);
 
   EXPECT_TRUE(is_environment_file("/data/x", Role::kLibrary));
   for (const char* p : {"/usr/x", "/etc/passwd", "/opt/conda/x", "/home/u/.venv/lib/site-packages/a/b",

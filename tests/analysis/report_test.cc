@@ -347,28 +347,29 @@ TEST(ReportEnvironment, ForkThenExecIsOneProcessInTheJobTree) {
 // and every process's exit status and fatal signal in the JSON.
 TEST(ReportEnvironment, FailedProcessesAreNamed) {
   TempDir t;
+  // The status is what the parent sees: os._exit(256) is 0, sys.exit(-1) 255.
   RunResult rr = trace_command(t, {"/bin/sh", "-c",
-                                   "/bin/sh -c 'exit 3'; /bin/sh -c 'kill -TERM $$'; exit 5"});
+                                   "/bin/sh -c 'exit 3'; /bin/sh -c 'kill -TERM $$'; "
+                                   "/usr/bin/python3 -c 'import os; os._exit(256)'; "
+                                   "/usr/bin/python3 -c 'import sys; sys.exit(-1)'; exit 5"});
   ASSERT_EQ(rr.code, 5) << describe(rr);
   auto j = analyze_json(t.sub("trace"));
   std::map<int64_t, std::pair<int64_t, int64_t>> ends;  // pid -> (exit status, signal)
   for (auto p : j->root["processes"].get_array())
     ends[I(p, "pid")] = {I(p, "exit_status"), I(p, "exit_signal")};
-  ASSERT_EQ(ends.size(), 3u);
-  int64_t root = 0, exited = 0, killed = 0;
-  for (auto& [pid, end] : ends) {
-    if (end == std::make_pair(int64_t{5}, int64_t{0})) root = pid;
-    if (end == std::make_pair(int64_t{3}, int64_t{0})) exited = pid;
-    if (end == std::make_pair(int64_t{-1}, int64_t{SIGTERM})) killed = pid;
-  }
-  ASSERT_TRUE(root && exited && killed) << j->text;
+  ASSERT_EQ(ends.size(), 5u);
+  std::map<std::pair<int64_t, int64_t>, int64_t> pid_of;  // (exit status, signal) -> pid
+  for (auto& [pid, end] : ends) pid_of[end] = pid;
+  const int64_t root = pid_of[{5, 0}], exited = pid_of[{3, 0}], killed = pid_of[{-1, SIGTERM}],
+                python_255 = pid_of[{255, 0}], python_0 = pid_of[{0, 0}];
+  ASSERT_TRUE(root && exited && killed && python_255 && python_0) << j->text;
   RunResult text = run({kStrata, "analyze", t.sub("trace")}, 60);
   ASSERT_EQ(text.code, 0) << describe(text);
   EXPECT_NE(text.out.find("  pid " + std::to_string(root) + " sh @"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find(" events, exit 5  $ /bin/sh -c"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("\n  ... 2 more processes: 2 sh (--all lists them)\n      2 of them failed: pid " +
+  EXPECT_NE(text.out.find("\n  ... 4 more processes: 2 python3, 2 sh (--all lists them)\n      3 of them failed: pid " +
                           std::to_string(exited) + " sh exit 3, pid " + std::to_string(killed) +
-                          " sh killed by SIGTERM\n"),
+                          " sh killed by SIGTERM, pid " + std::to_string(python_255) + " python3 exit 255\n"),
             std::string::npos)
       << text.out;
 }
@@ -419,6 +420,8 @@ TEST(ReportEnvironment, RolesOfAJobThatIsNotATraining) {
       << text.out;
   EXPECT_NE(text.out.find("  " + in + "  (dataset, 3.00 MiB, read-only, one process)"), std::string::npos)
       << text.out;
+  EXPECT_TRUE(j->root["dl_summary"].is_null()) << j->text;  // nor a deep-learning summary
+  EXPECT_EQ(text.out.find("Deep learning"), std::string::npos) << text.out;
 }
 
 TEST(ReportEnvironment, MultiLineCommandStaysOnOneLine) {

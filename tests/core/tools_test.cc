@@ -70,8 +70,9 @@ TEST(Tools, CpCopyFileRangeBytesAreReadAndWritten) {
   ASSERT_EQ(w.result.code, 0) << w.result.err;
   EXPECT_EQ(read_text(w.work + "/out.bin"), sample_bytes());
   const int64_t copies = count_if(w.events, [](const Event& e) { return e.name == "copy_file_range"; });
-  if (copies == 0 && count_if(w.events, [&](const Event& e) { return e.name == "read" && e.path == w.work + "/in.bin"; }) == 0)
-    GTEST_SKIP() << "cp cloned the file (a reflink): no bytes moved";
+  const int64_t reads =
+      count_if(w.events, [&](const Event& e) { return e.name == "read" && e.path == w.work + "/in.bin"; });
+  if (copies == 0 && reads == 0) GTEST_SKIP() << "cp cloned the file (a reflink): no bytes moved";
   const Bytes in = bytes_on(w.events, w.work + "/in.bin", "POSIX");
   const Bytes out = bytes_on(w.events, w.work + "/out.bin", "POSIX");
   EXPECT_EQ(in.read, 300000);
@@ -117,6 +118,41 @@ TEST(Tools, PythonShutilSendfileBytesAreReadAndWritten) {
   EXPECT_EQ(bytes_on(w.events, w.work + "/in.bin", "POSIX").read, 300000);
   EXPECT_EQ(bytes_on(w.events, w.work + "/out.bin", "POSIX").written, 300000);
   EXPECT_EQ(darshan_counters(w.trace, w.work + "/out.bin")["POSIX_BYTES_WRITTEN"], 300000);
+}
+
+// Copies at explicit offsets (sendfile's *offset, copy_file_range's
+// off_in/off_out) are recorded and counted at those offsets; they do not move
+// the descriptors' own offsets, which the reads after them show.
+TEST(Tools, CopiesAtExplicitOffsets) {
+  ToolRun w;
+  run_tool(w, "/usr/bin/python3 -c '"
+              "import os\n"
+              "i = os.open(\"in.bin\", os.O_RDONLY)\n"
+              "o = os.open(\"out.bin\", os.O_WRONLY | os.O_CREAT, 0o644)\n"
+              "os.read(i, 4096)\n"
+              "assert os.sendfile(o, i, 100000, 4096) == 4096\n"
+              "os.read(i, 4096)\n"
+              "assert os.copy_file_range(i, o, 4096, 50000, 150000) == 4096\n"
+              "os.write(o, b\"end\")\n'");
+  ASSERT_EQ(w.result.code, 0) << w.result.err;
+  auto at = [&](const std::string& name, const std::string& file) {
+    std::vector<int64_t> offsets;
+    for (auto& e : w.events)
+      if (e.name == name && e.path == w.work + "/" + file) offsets.push_back(e.offset);
+    return offsets;
+  };
+  EXPECT_EQ(at("read", "in.bin"), (std::vector<int64_t>{0, 4096}));
+  EXPECT_EQ(at("sendfile64", "in.bin").size() + at("sendfile", "in.bin").size(), 1u);
+  EXPECT_EQ(at("sendfile.out", "out.bin"), (std::vector<int64_t>{0}));  // no off_out: the descriptor's offset
+  EXPECT_EQ(at("copy_file_range", "in.bin"), (std::vector<int64_t>{50000}));
+  EXPECT_EQ(at("copy_file_range.out", "out.bin"), (std::vector<int64_t>{150000}));
+  EXPECT_EQ(at("write", "out.bin"), (std::vector<int64_t>{4096}));  // after sendfile's 4096, not after 150000
+  // The counters take a copy at its offset, as Darshan takes a pread: the
+  // copy at 100000 reaches byte 104095; and as after a pread, Darshan's record
+  // offset then stands past it, so the next read counts from 104096 (to
+  // 108191). Counted at the tracked offsets instead: 16383 and 8194.
+  EXPECT_EQ(darshan_counters(w.trace, w.work + "/in.bin")["POSIX_MAX_BYTE_READ"], 108191);
+  EXPECT_EQ(darshan_counters(w.trace, w.work + "/out.bin")["POSIX_MAX_BYTE_WRITTEN"], 154098);
 }
 
 TEST(Tools, Sha256sumFreadUnlockedBytesAreRead) {

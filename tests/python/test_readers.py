@@ -183,3 +183,19 @@ def test_read_trace_gives_non_utf8_paths_back_losslessly(tmp_path):
     for name in ("open64", "numpy.fromfile"):
         paths = {os.fsencode(p) for p in df[df["name"].astype(str) == name]["path"].dropna()}
         assert {bad, good} <= paths, (name, paths)
+
+
+def test_summary_of_a_copy_counts_the_bytes_it_moved(tmp_path):
+    """cp asks copy_file_range for SSIZE_MAX bytes ("all there is"): the
+    summary's size of such a call is the bytes it moved, as in `strata
+    analyze`'s functions table; summing the raw sizes overflowed int64."""
+    src, dst = tmp_path / "in.bin", tmp_path / "out.bin"
+    src.write_bytes(bytes(range(256)) * 1000)
+    conftest.run_traced(tmp_path / "trace", ["/bin/cp", str(src), str(dst)])
+    s = sd.summary(strata.read_trace(tmp_path / "trace"))
+    copies = s.xs("POSIX", level="cat")
+    if "copy_file_range" not in copies.index:
+        pytest.skip("cp did not copy with copy_file_range here")
+    assert copies.loc["copy_file_range", "ret"] == 256000
+    assert copies.loc["copy_file_range", "size"] == 256000
+    assert copies.loc["copy_file_range.out", "size"] == 256000

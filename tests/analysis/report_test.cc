@@ -2,6 +2,7 @@
 // (issue 10 §3, §5), on real traces of the e2e workload under `strata run`.
 #include "e2e_harness.h"
 
+#include <regex>
 #include <set>
 
 namespace {
@@ -365,6 +366,9 @@ TEST(ReportEnvironment, FailedProcessesAreNamed) {
   ASSERT_TRUE(root && exited && killed && python_255 && python_0) << j->text;
   RunResult text = run({kStrata, "analyze", t.sub("trace")}, 60);
   ASSERT_EQ(text.code, 0) << describe(text);
+  // A line longer than the screen continues on the next, indented further
+  // (where it breaks depends on the pids' widths): joined here.
+  text.out = std::regex_replace(text.out, std::regex("\n {7,}"), " ");
   EXPECT_NE(text.out.find("  pid " + std::to_string(root) + " sh @"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find(" events, exit 5  $ /bin/sh -c"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("\n  ... 4 more processes: 2 python3, 2 sh (--all lists them)\n      3 of them failed: pid " +

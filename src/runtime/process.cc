@@ -148,10 +148,22 @@ int process_threads() {
 // it (with more threads the kernel refuses, as without strata).
 bool alone_with_writer() { return writer_thread_running() && process_threads() == 2; }
 
+// pthread_join returns once the writer thread has let go of its memory, a
+// moment before the kernel takes it out of the thread group: a call made at
+// once could still count two threads (unshare(CLONE_NEWUSER) failed with
+// EINVAL in 1 run of 40 beside two CPU hogs). Waits for one, 100 ms at most.
+void wait_for_one_thread() {
+  for (int i = 0; i < 1000 && process_threads() > 1; ++i) {
+    timespec ts{0, 100000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
 template <class Call>
 int with_writer_paused(bool needs_one_thread, Call call) {
   const int errno_before = errno;  // the checks' system calls must not show
   const bool paused = needs_one_thread && g_hot.active && !is_vfork_child() && alone_with_writer() && writer_pause();
+  if (paused) wait_for_one_thread();
   errno = errno_before;
   const int r = call();
   if (paused) {

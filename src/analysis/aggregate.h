@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <memory>
@@ -148,13 +149,16 @@ struct DataFileIndex {
   // the reports ask for a file's role and figures several times, and
   // deciding them again was a fifth of analyze on a DataLoader trace.
   std::unordered_map<const FileAgg*, FileVerdict> verdicts;
-  bool training = false;  // training_job(), worked out with the index
+  // Whether the job is a training (epochs, DataLoader or checkpoint events),
+  // which the roles depend on: worked out with the verdicts.
+  std::optional<bool> training;
   bool known = false;
   DataFileIndex() = default;
   DataFileIndex(const DataFileIndex&) {}
   DataFileIndex& operator=(const DataFileIndex&) {
     files.clear();
     verdicts.clear();
+    training.reset();
     known = false;
     return *this;
   }

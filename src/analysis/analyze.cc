@@ -157,21 +157,26 @@ static bool has_ext(std::string_view ext, std::initializer_list<std::string_view
   return false;
 }
 
-// A training job: epoch tags, DataLoader or checkpoint events (strata's
-// Python layer, the API). Worked out once when the job is finished (index_file_verdicts).
-bool training_job(const Job& job) {
-  if (job.data_files.known) return job.data_files.training;
+// An app function of a DataLoader (strata's Python layer: "dataloader.next"
+// ..., category "dataloader"): its presence makes the deep-learning summary.
+static bool loader_function(const FuncStats& f) {
+  return f.layer == Layer::kApp &&
+         (lower(f.category).find("dataloader") != std::string::npos || lower(f.name).rfind("dataloader.", 0) == 0);
+}
+
+// A training job: epoch tags, DataLoader or checkpoint app events
+// (torch.save / torch.load: a model's files are checkpoints even in a loop
+// without a DataLoader).
+static bool is_training(const Job& job) {
   if (!job.by_epoch.empty() || !job.by_epoch_outside.empty()) return true;
-  // The same test as the deep-learning summary's (dl_summary).
-  // Checkpoint app events (torch.save / torch.load) too: a model's files are
-  // checkpoints even in a loop without a DataLoader.
-  for (const auto& [key, fs] : job.funcs) {
-    if (fs.layer != Layer::kApp) continue;
-    const std::string cat = lower(fs.category);
-    const bool loader = cat.find("dataloader") != std::string::npos || lower(fs.name).rfind("dataloader.", 0) == 0;
-    if (loader || cat == "checkpoint") return true;
-  }
+  for (const auto& [key, f] : job.funcs)
+    if (loader_function(f) || (f.layer == Layer::kApp && lower(f.category) == "checkpoint")) return true;
   return false;
+}
+
+// Worked out once when the job is finished (index_file_verdicts).
+static bool training_job(const Job& job) {
+  return job.data_files.training ? *job.data_files.training : is_training(job);
 }
 
 // The name tests are lambdas, evaluated only where a rule reaches them: most
@@ -378,9 +383,7 @@ Role file_role(const FileAgg& f, const Job& job) {
 }
 
 void index_file_verdicts(Job& job) {
-  job.data_files.known = false;
-  job.data_files.training = training_job(job);
-  job.data_files.known = true;
+  job.data_files.training = is_training(job);
   auto& verdicts = job.data_files.verdicts;
   verdicts.clear();
   verdicts.reserve(job.data_files.files.size());
@@ -479,7 +482,7 @@ std::vector<DatasetDir> dataset_dirs(const Job& job) {
     if (f.reads > 0) {  // data set roles need reads (classify_file)
       FileVerdict v;
       classify_file(f, job, v, /*with_evidence=*/false);
-      if (v.role == Role::kTrainData || v.role == Role::kValData || v.role == Role::kData) {
+      if (dataset_role(v.role)) {
         key = role_name(v.role);
         items.emplace_back(f.path, key);
         files.emplace_back(&f, std::move(v));
@@ -708,7 +711,7 @@ DlSummary dl_summary(const Job& job) {
       s.shutdown_ns += f.total_ns;
       s.loader_wait_ns += f.total_ns;
     }
-    if (cat.find("dataloader") != std::string::npos || name.rfind("dataloader.", 0) == 0) s.present = true;
+    if (loader_function(f)) s.present = true;
     if (cat == "checkpoint") s.checkpoint_calls.push_back({f.name, f.count, f.total_ns});
   }
   if (!job.by_epoch.empty()) s.present = true;

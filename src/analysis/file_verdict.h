@@ -17,6 +17,10 @@ namespace strata::analysis {
 // checkpoints unless their names say so.
 enum class Role { kTrainData, kValData, kData, kCheckpoint, kOutput, kConfig, kLibrary, kLog, kOther };
 const char* role_name(Role r);
+// The roles of a data set's files (rolled up by directory, staged, judged).
+inline bool dataset_role(Role r) { return r == Role::kTrainData || r == Role::kValData || r == Role::kData; }
+// The roles the file lists show one by one (others are summed).
+inline bool listed_role(Role r) { return dataset_role(r) || r == Role::kCheckpoint || r == Role::kOutput; }
 
 struct FileVerdict {
   Role role = Role::kOther;

@@ -277,7 +277,7 @@ void print_tree(const Job& job, const ProcessNaming& naming, size_t max_rows, st
   for (size_t i : unlisted)
     if (more.count(job.procs[i].meta.pid) && failed(job.procs[i])) failures.push_back(i);
   if (failures.empty()) return;
-  std::string failed_line = "      " + plural(failures.size(), "of them failed", "of them failed") + ":";
+  std::string failed_line = "      " + std::to_string(failures.size()) + " of them failed:";
   for (size_t k = 0; k < failures.size() && k < 3; ++k) {
     const ProcResult& p = job.procs[failures[k]];
     auto name = naming.names.find(p.meta.pid);
@@ -622,9 +622,6 @@ struct FileTotals {
 };
 
 // The files the text lists one by one without --all: data set and checkpoint files.
-bool listed_role(Role r) {
-  return r == Role::kTrainData || r == Role::kValData || r == Role::kData || r == Role::kCheckpoint || r == Role::kOutput;
-}
 
 }  // namespace
 

@@ -210,8 +210,7 @@ std::string page_data(const Analysis& a) {
     ++by_access[f.reads > 0 && f.writes > 0 ? "read-write" : f.reads > 0 ? "read-only" : f.writes > 0 ? "write-only" : "metadata-only"];
     if (f.reads + f.writes == 0) continue;
     const Role r = file_role(f, job);
-    if (r == Role::kTrainData || r == Role::kValData || r == Role::kData || r == Role::kCheckpoint || r == Role::kOutput)
-      files.push_back(&f);
+    if (listed_role(r)) files.push_back(&f);
   }
   std::sort(files.begin(), files.end(), [](auto* x, auto* y) {
     int64_t bx = x->bytes_read + x->bytes_written, by = y->bytes_read + y->bytes_written;

@@ -317,7 +317,7 @@ DataFiles data_files(const Job& job) {
     // The cheap test first: most files of a large job moved no data.
     if (f.bytes_read + f.bytes_written <= 0) continue;  // stat-only paths: imports searching sys.path
     const Role r = file_role(f, job);
-    if (r != Role::kTrainData && r != Role::kValData && r != Role::kData && r != Role::kOther) continue;
+    if (!dataset_role(r) && r != Role::kOther) continue;
     if (f.bytes_read > 0) {
       ++d.read;
       d.read_extent += f.extent;

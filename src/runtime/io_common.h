@@ -22,6 +22,19 @@ inline uint32_t mem_align_of(const struct iovec* iov, int n) {
   return format::mem_align_code(bits);
 }
 
+// Where a transfer of `moved` bytes on a traced descriptor happened: the
+// call's explicit offset, else the descriptor's tracked offset, which then
+// moves past the bytes (or the kernel's, asked after the call, for a
+// description the process shares).
+__attribute__((always_inline)) inline int64_t transfer_offset(FdEntry* e, int fd, int64_t explicit_offset,
+                                                              int64_t moved) {
+  if (explicit_offset >= 0) return explicit_offset;
+  const int64_t off = e->pos.load(std::memory_order_relaxed);
+  if (__builtin_expect(off == kPosFromKernel, 0)) return kernel_offset_before(fd, moved);
+  if (moved > 0) e->pos.store(off + moved, std::memory_order_relaxed);
+  return off;
+}
+
 // I/O on a descriptor. explicit_offset < 0 means "at the tracked position",
 // which then advances by the bytes transferred. mem_align() gives the
 // buffer's alignment (Column::kMemAlign); it runs only when recording.
@@ -40,12 +53,7 @@ inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t s
     else if (e && e->state.load(std::memory_order_relaxed) == kFdLost) s.drop();
     return r;
   }
-  int64_t off = explicit_offset;
-  if (off < 0) {
-    off = e->pos.load(std::memory_order_relaxed);
-    if (__builtin_expect(off == kPosFromKernel, 0)) off = kernel_offset_before(fd, static_cast<int64_t>(r));
-    else if (r > 0) e->pos.store(off + static_cast<int64_t>(r), std::memory_order_relaxed);
-  }
+  const int64_t off = transfer_offset(e, fd, explicit_offset, static_cast<int64_t>(r));
   s.record(fd, e->path.load(std::memory_order_relaxed), off, size, static_cast<int64_t>(r), mem_align());
   return r;
 }

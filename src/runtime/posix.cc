@@ -216,12 +216,7 @@ void record_copy_out(Fn fn, int out, int64_t explicit_offset, int64_t bytes) {
   s.stop(false);
   FdEntry* e;
   if (fd_lookup(out, e) == kFdTraced) {
-    int64_t off = explicit_offset;
-    if (off < 0) {
-      off = e->pos.load(std::memory_order_relaxed);
-      if (off == kPosFromKernel) off = kernel_offset_before(out, bytes);
-      else e->pos.store(off + bytes, std::memory_order_relaxed);
-    }
+    const int64_t off = transfer_offset(e, out, explicit_offset, bytes);
     s.record(out, e->path.load(std::memory_order_relaxed), off, bytes, bytes);
   } else if (e && e->state.load(std::memory_order_relaxed) == kFdLost) {
     s.drop();
@@ -229,14 +224,10 @@ void record_copy_out(Fn fn, int out, int64_t explicit_offset, int64_t bytes) {
   errno = saved;
 }
 
-Fn copy_out_of(Fn fn) {
-  return fn == Fn::copy_file_range ? Fn::copy_file_range_out : Fn::sendfile_out;
-}
-
 template <class Call>
-ssize_t kernel_copy(Fn fn, int in, int64_t in_off, int out, int64_t out_off, size_t n, Call call) {
+ssize_t kernel_copy(Fn fn, Fn out_fn, int in, int64_t in_off, int out, int64_t out_off, size_t n, Call call) {
   const ssize_t r = fd_io(fn, P, in, in_off, n, call);
-  if (r > 0) record_copy_out(copy_out_of(fn), out, out_off, r);
+  if (r > 0) record_copy_out(out_fn, out, out_off, r);
   return r;
 }
 
@@ -598,15 +589,16 @@ int fcntl64(int fd, int cmd, ...) {
 // Copies inside the kernel: the call's event is a read of the input file (with
 // the call's time); the bytes it wrote are the `<name>.out` event below.
 ssize_t sendfile(int out, int in, off_t* off, size_t n) {
-  return kernel_copy(Fn::sendfile, in, off ? *off : -1, out, -1, n,
+  return kernel_copy(Fn::sendfile, Fn::sendfile_out, in, off ? *off : -1, out, -1, n,
                      [&] { return REAL(sendfile)(out, in, off, n); });
 }
 ssize_t sendfile64(int out, int in, off64_t* off, size_t n) {
-  return kernel_copy(Fn::sendfile64, in, off ? *off : -1, out, -1, n,
+  return kernel_copy(Fn::sendfile64, Fn::sendfile_out, in, off ? *off : -1, out, -1, n,
                      [&] { return REAL(sendfile64)(out, in, off, n); });
 }
 ssize_t copy_file_range(int in, off64_t* in_off, int out, off64_t* out_off, size_t n, unsigned int flags) {
-  return kernel_copy(Fn::copy_file_range, in, in_off ? *in_off : -1, out, out_off ? *out_off : -1, n,
+  return kernel_copy(Fn::copy_file_range, Fn::copy_file_range_out, in, in_off ? *in_off : -1, out,
+                     out_off ? *out_off : -1, n,
                      [&] { return REAL(copy_file_range)(in, in_off, out, out_off, n, flags); });
 }
 

@@ -151,7 +151,7 @@ bool alone_with_writer() { return writer_thread_running() && process_threads() =
 // pthread_join returns once the writer thread has let go of its memory, a
 // moment before the kernel takes it out of the thread group: a call made at
 // once could still count two threads (unshare(CLONE_NEWUSER) failed with
-// EINVAL in 1 run of 40 beside two CPU hogs). Waits for one, 100 ms at most.
+// EINVAL in 12 runs of 150 beside two CPU hogs). Waits for one, 100 ms at most.
 void wait_for_one_thread() {
   for (int i = 0; i < 1000 && process_threads() > 1; ++i) {
     timespec ts{0, 100000};

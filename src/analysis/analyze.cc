@@ -183,6 +183,46 @@ static bool training_job(const Job& job) {
 // files of a large job (metadata only) are decided by the first two.
 // Fills v, reusing its strings' storage (json_files classifies every file of
 // the job into one FileVerdict).
+// Distinct pids among a file's processes that pass `keep`; a file is
+// touched by a handful of processes, so a scan of the few seen beats a set.
+template <class Keep>
+static size_t distinct_pids(const FileProcRange& procs, Keep keep) {
+  constexpr size_t kFew = 16;
+  int64_t few[kFew];
+  std::vector<int64_t> more;
+  size_t n = 0;
+  for (const FileProcRef fp : procs) {
+    if (!keep(fp)) continue;
+    if (std::find(few, few + std::min(n, kFew), fp.pid) != few + std::min(n, kFew) ||
+        std::find(more.begin(), more.end(), fp.pid) != more.end())
+      continue;
+    if (n < kFew)
+      few[n] = fp.pid;
+    else
+      more.push_back(fp.pid);
+    ++n;
+  }
+  return n;
+}
+
+// Why a read file is taken for a data set.
+template <class Ev>
+static void dataset_evidence(const FileAgg& f, const Job& job, const FileVerdict& v, bool training, bool data_ext,
+                             bool val_name, Ev& ev) {
+  if (data_ext) ev("data-set file name");
+  if (v.reread > 1.5) ev("re-read " + first_digits(v.reread) + (training ? "x (epochs)" : "x"));
+  if (f.reads >= 16) ev(std::to_string(f.reads) + " reads");
+  if (v.nprocs > 1) {
+    // nprocs counts writers too; the evidence names who read it.
+    const size_t readers = distinct_pids(f.procs(), [](const FileProcRef& fp) { return fp.pf.reads > 0; });
+    ev(readers == v.nprocs ? "read by " + std::to_string(v.nprocs) + " processes"
+                           : "used by " + std::to_string(v.nprocs) + " processes (" + std::to_string(readers) +
+                                 " read it)");
+  }
+  if (training && val_name) ev("validation-like name");
+  if (!job.sizes_known) ev("sizes unknown: decided from counts and names only");
+}
+
 static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdict& v) {
   v.role = Role::kOther;
   v.nprocs = 0;
@@ -199,11 +239,7 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
   if (procs.size() == 1) {  // most files: no list of pids to build
     v.nprocs = !any_data || procs[0].pf.reads + procs[0].pf.writes > 0 ? 1 : 0;
   } else {
-    std::vector<int64_t> pids;
-    for (const FileProcRef fp : procs)
-      if ((!any_data || fp.pf.reads + fp.pf.writes > 0) && std::find(pids.begin(), pids.end(), fp.pid) == pids.end())
-        pids.push_back(fp.pid);
-    v.nprocs = pids.size();
+    v.nprocs = distinct_pids(procs, [&](const FileProcRef& fp) { return !any_data || fp.pf.reads + fp.pf.writes > 0; });
   }
   v.shared = v.nprocs > 1;
   const bool rd = f.reads > 0, wr = f.writes > 0;
@@ -283,9 +319,9 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
 
   if (lib_ext() || (!wr && lib_path())) {
     v.role = Role::kLibrary;
-    if (lib_ext()) ev("code/library file name (" + std::string(f.path.substr(f.path.find_last_of('.') + 1)) + ")");
-    if (lib_path()) ev("under a system or package directory");
-    if (f.mmaps) ev(std::to_string(f.mmaps) + " mmap(s): loaded, not read");
+    if (evidence && lib_ext()) ev("code/library file name (" + std::string(f.path.substr(f.path.find_last_of('.') + 1)) + ")");
+    if (evidence && lib_path()) ev("under a system or package directory");
+    if (evidence && f.mmaps) ev(std::to_string(f.mmaps) + " mmap(s): loaded, not read");
     return done();
   }
   if (wr && !rd && log_ext()) {
@@ -296,15 +332,17 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
   const bool training = training_job(job);
   if (wr && !training && !ckpt_name() && f.bytes_written >= (1 << 20) && !log_ext() && !rd) {
     v.role = Role::kOutput;
-    ev("large writes (" + std::to_string(f.bytes_written) + " B), write-only");
+    if (evidence) ev("large writes (" + std::to_string(f.bytes_written) + " B), write-only");
     return done();
   }
   if (wr && (ckpt_name() || write_epochs >= 2 || (f.bytes_written >= (1 << 20) && !log_ext() && !rd))) {
     v.role = Role::kCheckpoint;
-    if (ckpt_name()) ev("checkpoint-like name");
-    if (write_epochs >= 2) ev("written in " + std::to_string(write_epochs) + " epochs");
-    if (f.bytes_written >= (1 << 20)) ev("large writes (" + std::to_string(f.bytes_written) + " B)");
-    if (rd) ev("also read back (restore)");
+    if (evidence) {
+      if (ckpt_name()) ev("checkpoint-like name");
+      if (write_epochs >= 2) ev("written in " + std::to_string(write_epochs) + " epochs");
+      if (f.bytes_written >= (1 << 20)) ev("large writes (" + std::to_string(f.bytes_written) + " B)");
+      if (rd) ev("also read back (restore)");
+    }
     return done();
   }
   if (wr && !rd) {
@@ -315,28 +353,14 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
   if (rd && cfg_ext() && f.extent < (1 << 20)) {
     v.role = Role::kConfig;
     ev("configuration file name");
-    ev("small (" + std::to_string(f.extent) + " B) and read-only");
+    if (evidence) ev("small (" + std::to_string(f.extent) + " B) and read-only");
     return done();
   }
   if (rd) {
     bool dataset = data_ext() || v.reread > 1.5 || f.extent >= (1 << 20) || f.reads >= 16 || v.nprocs > 1;
     if (dataset) {
       v.role = !training ? Role::kData : val_name() ? Role::kValData : Role::kTrainData;
-      if (data_ext()) ev("data-set file name");
-      if (v.reread > 1.5) ev("re-read " + first_digits(v.reread) + (training ? "x (epochs)" : "x"));
-      if (f.reads >= 16) ev(std::to_string(f.reads) + " reads");
-      if (v.nprocs > 1) {
-        // nprocs counts writers too; the evidence names who read it.
-        std::vector<int64_t> readers;
-        for (const FileProcRef fp : f.procs())
-          if (fp.pf.reads > 0 && std::find(readers.begin(), readers.end(), fp.pid) == readers.end())
-            readers.push_back(fp.pid);
-        ev(readers.size() == v.nprocs ? "read by " + std::to_string(v.nprocs) + " processes"
-                                      : "used by " + std::to_string(v.nprocs) + " processes (" +
-                                            std::to_string(readers.size()) + " read it)");
-      }
-      if (training && val_name()) ev("validation-like name");
-      if (!job.sizes_known) ev("sizes unknown: decided from counts and names only");
+      if (evidence) dataset_evidence(f, job, v, training, data_ext(), val_name(), ev);
       return done();
     }
     if (cfg_ext()) {

@@ -123,9 +123,11 @@ class CriticalPathState final : public PassState {
     skip_func_ = skip_ctx_ = UINT32_MAX;
   }
   void process(const ProcessMeta&) override {}
-  // final: the loop calls event() directly, one virtual call per batch.
+  // final: the loop calls event() directly, one virtual call per batch; the
+  // events it would skip (most I/O outside workers and steps) without a call.
   void events(std::span<const IoEvent> batch) override {
-    for (const IoEvent& e : batch) event(e);
+    for (const IoEvent& e : batch)
+      if (e.func != skip_func_ || e.ctx != skip_ctx_) event(e);
   }
   void event(const IoEvent& e) override {
     if (e.func == skip_func_ && e.ctx == skip_ctx_) return;  // as the last skipped event

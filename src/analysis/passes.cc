@@ -173,7 +173,7 @@ std::vector<std::unique_ptr<Pass>> make_passes(const AnalyzeOptions& o) {
   // Darshan access-size histogram.
   v.push_back(std::make_unique<SectionPass>("sizes", text_sizes, std::vector<Section>{}));
   v.push_back(std::make_unique<SectionPass>("staging", text_staging, std::vector<Section>{json_staging}));
-  v.push_back(make_timeline_pass(o));  // the HTML timeline's lanes per process (no text, no JSON)
+  v.push_back(make_timeline_pass(o));  // process names and kinds; the HTML timeline's lanes (only with --html)
   return v;
 }
 

@@ -97,31 +97,32 @@ struct CtxNames {
 
 class TimelineState final : public PassState {
  public:
+  // record_lanes: only the HTML page draws the lanes; the names and kinds of
+  // the processes (text and JSON) need the tags alone.
+  explicit TimelineState(bool record_lanes) : record_lanes_(record_lanes) {}
   void begin(const std::string&, const Tables* t, bool) override {
     tables_ = t;
     lanes_.clear();
     ctx_.clear();
+    last_pid_ = INT64_MIN;  // context ids are per unit
   }
   void process(const ProcessMeta& m) override { (void)procs_[m.pid]; }
-  // final: the loop calls event() directly, one virtual call per batch.
+  // One virtual call per batch; the body inlined into the loop.
   void events(std::span<const IoEvent> batch) override {
-    for (const IoEvent& e : batch) event(e);
+    for (const IoEvent& e : batch) on_event(e);
   }
-  void event(const IoEvent& e) override {
+  void event(const IoEvent& e) override { on_event(e); }
+  [[gnu::always_inline]] void on_event(const IoEvent& e) {
     if (e.func >= lanes_.size()) lanes_.resize(tables_->funcs.size(), -2);
     if (lanes_[e.func] == -2) lanes_[e.func] = static_cast<int8_t>(lane_of(tables_->funcs[e.func]));
     const int lane = lanes_[e.func];
-    TimelineProc& p = proc(e.pid);
-    const CtxNames& c = names(e.ctx);
-    if (c.worker >= 0) p.worker = c.worker;
-    if (c.epoch != INT64_MIN) {
-      p.epoch_min = std::min(p.epoch_min, c.epoch);
-      p.epoch_max = std::max(p.epoch_max, c.epoch);
-    }
+    // A process's tags change with its context: most events repeat the last one's.
+    if (e.pid != last_pid_ || e.ctx != last_ctx_) note_context(e.pid, e.ctx);
+    TimelineProc& p = *last_;
     if (lane < 0) return;
-    if (lane == kLaneBatch && c.loader >= 0) p.loader = c.loader;
+    if (lane == kLaneBatch && last_loader_ >= 0) p.loader = last_loader_;
     if (lane == kLaneWait && tables_->funcs[e.func].is_loader_wait) ++p.waits;
-    p.lanes.add(lane, e.ts, e.dur);
+    if (record_lanes_) p.lanes.add(lane, e.ts, e.dur);
   }
   void end() override { tables_ = nullptr; }
   void merge(PassState& later) override {
@@ -154,26 +155,36 @@ class TimelineState final : public PassState {
     }
     return c;
   }
-  TimelineProc& proc(int64_t pid) {
-    if (pid != last_pid_) {
-      last_ = &procs_[pid];
-      last_pid_ = pid;
+  void note_context(int64_t pid, uint32_t ctx) {
+    if (pid != last_pid_) last_ = &procs_[pid];
+    last_pid_ = pid;
+    last_ctx_ = ctx;
+    const CtxNames& c = names(ctx);
+    TimelineProc& p = *last_;
+    if (c.worker >= 0) p.worker = c.worker;
+    if (c.epoch != INT64_MIN) {
+      p.epoch_min = std::min(p.epoch_min, c.epoch);
+      p.epoch_max = std::max(p.epoch_max, c.epoch);
     }
-    return *last_;
+    last_loader_ = c.loader;
   }
 
+  const bool record_lanes_;
   const Tables* tables_ = nullptr;
   std::vector<int8_t> lanes_;  // per func id; -2 not yet known
   std::vector<CtxNames> ctx_;
   std::map<int64_t, TimelineProc> procs_;
-  TimelineProc* last_ = nullptr;
+  TimelineProc* last_ = nullptr;  // procs_[last_pid_]
   int64_t last_pid_ = INT64_MIN;
+  uint32_t last_ctx_ = 0;
+  int64_t last_loader_ = -1;  // `loader` tag of last_ctx_
 };
 
 class TimelinePass : public Pass {
  public:
+  explicit TimelinePass(bool record_lanes) : record_lanes_(record_lanes) {}
   const char* name() const override { return "timeline"; }
-  std::unique_ptr<PassState> new_state() const override { return std::make_unique<TimelineState>(); }
+  std::unique_ptr<PassState> new_state() const override { return std::make_unique<TimelineState>(record_lanes_); }
   void finish(Analysis&, PassState* s) override {
     procs_ = std::move(static_cast<TimelineState*>(s)->procs());
     int64_t width = 1;
@@ -194,6 +205,7 @@ class TimelinePass : public Pass {
   }
 
  private:
+  const bool record_lanes_;
   std::map<int64_t, TimelineProc> procs_;
 };
 
@@ -293,6 +305,6 @@ std::map<int64_t, std::string> process_kinds(const Analysis& a) {
   return kinds;
 }
 
-std::unique_ptr<Pass> make_timeline_pass(const AnalyzeOptions&) { return std::make_unique<TimelinePass>(); }
+std::unique_ptr<Pass> make_timeline_pass(const AnalyzeOptions& o) { return std::make_unique<TimelinePass>(!o.html.empty()); }
 
 }  // namespace strata::analysis

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -87,8 +88,10 @@ struct TimeBins {
   int64_t width = 1 << 20;  // ns
   std::vector<Bin> bins;
   Bin& at(int64_t ts) {
-    if (ts >= 0) [[likely]] {
-      const size_t i = static_cast<size_t>(ts / width);
+    // width is a power of two (it starts at one and only doubles): a shift,
+    // where a 64-bit division per event cost ~15 cycles.
+    if (ts >= 0 && (width & (width - 1)) == 0) [[likely]] {  // no popcnt in baseline x86-64
+      const size_t i = static_cast<size_t>(ts) >> std::countr_zero(static_cast<uint64_t>(width));
       if (i < bins.size()) return bins[i];  // bins.size() <= kMaxBins
     }
     return at_slow(ts);

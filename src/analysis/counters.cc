@@ -228,7 +228,8 @@ void CounterEngine::on_posix(const CounterEvent& e) {
       if (e.mem_align != 0 && !format::mem_aligned_to(e.mem_align, static_cast<uint64_t>(cfg_.mem_alignment)))
         c[POSIX_MEM_NOT_ALIGNED] += 1;
       const int64_t fa = c[POSIX_FILE_ALIGNMENT];
-      if (fa > 0 && off % fa != 0) c[POSIX_FILE_NOT_ALIGNED] += 1;
+      // fa is a block size, nearly always a power of two: a mask, not a division.
+      if (fa > 0 && ((fa & (fa - 1)) == 0 ? (off & (fa - 1)) : off % fa) != 0) c[POSIX_FILE_NOT_ALIGNED] += 1;
       if (r->last_io == (rd ? 2 : 1)) c[POSIX_RW_SWITCHES] += 1;
       r->last_io = rd ? 1 : 2;
       const double el = e.t2 - e.t1;

@@ -7,6 +7,7 @@
 // the page draws columns, never events (docs/analysis.md, "HTML").
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,8 +32,8 @@ struct LaneColumns {
   std::vector<Column> cols;
   void add(int lane, int64_t ts, int64_t dur) {
     // A call inside one existing column (cols.size() <= kMaxColumns).
-    if (ts >= 0 && dur >= 0) [[likely]] {
-      const int64_t c = ts / width;
+    if (ts >= 0 && dur >= 0 && (width & (width - 1)) == 0) [[likely]] {
+      const int64_t c = ts >> std::countr_zero(static_cast<uint64_t>(width));  // width: a power of two
       if (static_cast<size_t>(c) < cols.size() && ts + dur < (c + 1) * width) {
         cols[static_cast<size_t>(c)].ns[lane] += dur;
         return;

@@ -138,12 +138,12 @@ uint32_t Builder::new_node(Graph& g, const analysis::IoEvent& e, const NodeKey& 
     sig.function = f.name;
   } else {
     sig.layer = "?";
-    sig.function = "#" + std::to_string(e.func);
+    sig.function = std::to_string(e.func).insert(0, 1, '#');  // not "#" + ...: GCC 12's -O3 -Wrestrict false alarm
   }
   if (key.path != 0 && tables_ && tables_->str)
     sig.file = opts_.file_class == FileClass::kPath ? std::string(tables_->str(key.path)) : class_names_[key.path - 1];
   sig.size_class = sc;
-  if (key.role >= 0) sig.role = "loader=" + std::to_string(key.role);
+  if (key.role >= 0) sig.role = std::string("loader=").append(std::to_string(key.role));
   const uint32_t id = g.intern(sig);
   node_cache_.emplace(key, id);
   return id;

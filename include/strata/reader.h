@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -192,16 +193,40 @@ class Dictionary {
   Pool<Tag> tags_;
 };
 
+// An allocator whose resize() leaves new elements of a trivial type
+// uninitialised (value-initialised otherwise). A decoder writes every
+// element it sizes a column for; zero-filling each batch first, whenever
+// a block was larger than the batch's last one, was ~7% of `strata
+// analyze` on a many-threaded trace.
+template <class T>
+struct UninitAllocator : std::allocator<T> {
+  using value_type = T;
+  UninitAllocator() noexcept = default;
+  template <class U>
+  UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <class T>
+using EventColumn = std::vector<T, UninitAllocator<T>>;
+
 // One decoded EVENTS block: one thread's events, as columns of equal length.
+// resize() (or a column's) leaves the new elements' values unspecified.
 struct EventBatch {
   uint32_t tid = 0;
-  std::vector<uint32_t> name, path, ctx;
-  std::vector<int32_t> fd, err;
-  std::vector<uint64_t> ts, dur;  // ts: host CLOCK_MONOTONIC ns
-  std::vector<int64_t> offset, size, ret;
+  EventColumn<uint32_t> name, path, ctx;
+  EventColumn<int32_t> fd, err;
+  EventColumn<uint64_t> ts, dur;  // ts: host CLOCK_MONOTONIC ns
+  EventColumn<int64_t> offset, size, ret;
   // Column kMemAlign (format 1.2): 0 = not recorded, else 1 + trailing zero
   // bits of the buffer address (capped); mem_align_bytes() gives the alignment.
-  std::vector<uint8_t> mem_align;
+  EventColumn<uint8_t> mem_align;
   size_t size_events() const { return ts.size(); }
   void resize(size_t n);
 };

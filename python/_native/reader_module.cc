@@ -189,7 +189,7 @@ struct Out {
 };
 
 template <typename T, typename S>
-void put(T* dst, const std::vector<S>& src) {
+void put(T* dst, const EventColumn<S>& src) {
   for (size_t i = 0; i < src.size(); ++i) dst[i] = static_cast<T>(src[i]);
 }
 

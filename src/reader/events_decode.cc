@@ -196,7 +196,7 @@ void decode_events(const BlockPlace& at, const TickClock& tick_clock, const uint
 
 void check_event_ids(const BlockPlace& at, const EventBatch& batch, const EventIds& ids, const Dictionary& dict) {
   // Readers index tables by these ids, so an undefined one is corruption, not a huge table.
-  auto check = [&](const std::vector<uint32_t>& v, uint32_t max, size_t defined, const IdGaps& gaps, const char* what) {
+  auto check = [&](const EventColumn<uint32_t>& v, uint32_t max, size_t defined, const IdGaps& gaps, const char* what) {
     size_t first = v.size();
     if (max >= defined && max != 0) {
       first = std::find(v.begin(), v.end(), max) - v.begin();

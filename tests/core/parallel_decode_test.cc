@@ -69,7 +69,7 @@ struct Readout {
 };
 
 template <class T>
-void append_column(std::string& s, const std::vector<T>& v) {
+void append_column(std::string& s, const strata::reader::EventColumn<T>& v) {
   s.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 std::string columns_of(const EventBatch& b) {

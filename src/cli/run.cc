@@ -579,8 +579,12 @@ void add_run(CLI::App& app) {
   auto* mode = cmd->add_option("-m,--mode", o->mode,
                                "trace (all events), profile (per-file counters), smart (full events for the first iterations of the main loop, then counters) or off")
                    ->check(CLI::IsMember({"trace", "profile", "off", "smart"}));
-  cmd->add_option("--exclude", o->exclude, "Path prefix not to trace (repeatable; /proc, /sys, /dev and the trace are always excluded)");
-  cmd->add_option("--include", o->include, "Trace only paths under this prefix (repeatable)");
+  // One value per occurrence: a vector option takes the arguments that
+  // follow it, and swallowed the "--" before the command (whose own options
+  // then failed as strata's: `strata run --exclude /data -- sh -c ...`).
+  cmd->add_option("--exclude", o->exclude, "Path prefix not to trace (repeatable; /proc, /sys, /dev and the trace are always excluded)")
+      ->allow_extra_args(false);
+  cmd->add_option("--include", o->include, "Trace only paths under this prefix (repeatable)")->allow_extra_args(false);
   cmd->add_option("--layers", o->layers, "Comma-separated layers to record: posix,stdio,proc,app (default: all)")
       ->check(CLI::Validator(layers_error, "LAYER,..."));
   cmd->add_option("--buffer-size", o->buffer_size, "Event buffer per thread in bytes (K/M/G suffixes; default 4M)")

@@ -157,6 +157,26 @@ TEST(Launcher, RunIsTheLeanFrontAndOtherCommandsReachTheTools) {
   EXPECT_NE(bad.err.find("strata run: unknown option --no-such-option"), std::string::npos) << bad.err;
 }
 
+// The repeatable path options take one value each: they swallowed the "--"
+// and the command's own options were then taken for strata's (exit 2).
+TEST(Launcher, RepeatableOptionsLeaveTheCommandItsOptions) {
+  TempDir tmp;
+  const std::string a = tmp.mkdir("a"), b = tmp.mkdir("b");
+  for (const std::vector<std::string>& opts :
+       {std::vector<std::string>{"--exclude", a, "--exclude=" + b, "--"},
+        std::vector<std::string>{"--include", tmp.path(), "--exclude", a, "--"}}) {
+    std::vector<std::string> argv = {kStrata, "run", "-q", "-o", tmp.sub("trace")};
+    argv.insert(argv.end(), opts.begin(), opts.end());
+    for (const char* c : {"/bin/sh", "-c", "echo \"$STRATA_EXCLUDE|$STRATA_INCLUDE\"; exit 7"}) argv.push_back(c);
+    RunResult r = run(argv);
+    EXPECT_EQ(r.code, 7) << join(argv) << ": " << r.err;
+    const bool two = opts[2] == "--exclude=" + b;
+    const bool include = opts[0] == "--include";
+    EXPECT_EQ(r.out, (two ? a + ":" + b : a) + "|" + (include ? tmp.path() : "") + "\n") << join(argv);
+    fs::remove_all(tmp.sub("trace"));
+  }
+}
+
 // ---- commands that cannot run -------------------------------------------------
 
 TEST(Launcher, CommandNotFoundCreatesNothing) {

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "analysis/analyze.h"
+#include "analysis/pass.h"
 #include "format/json_escape.h"
 #include "format/live.h"
 #include "live/channel.h"
@@ -174,18 +175,24 @@ struct Server::Impl {
   void load_finished() {
     analysis::AnalyzeOptions opts;
     opts.input = o.trace_dir;
+    opts.html = "-";  // a page is drawn: the passes keep what only the page shows (timeline lanes)
+    std::ostringstream html, err;
+    bool drawn = false;
     try {
-      job = analysis::analyze_job(opts);
+      // The page from the passes' own states, as `strata analyze --html`
+      // draws it: a page drawn from the job alone had no timeline lanes and
+      // no DataLoader worker names.
+      const analysis::Analysis a = analysis::run_passes(opts);
+      job = a.job();
+      drawn = a.write_html(html, err);
     } catch (const std::exception& e) {
       throw ServerError(e.what());  // names the trace and what is wrong
     }
-    std::ostringstream html, err;
     // Without the charting library there is no report page, but the API
     // still serves: the page says why.
-    page = analysis::write_html(job, opts, html, err)
-               ? html.str()
-               : "<!doctype html><html><head><meta charset=\"utf-8\"><title>strata serve</title></head><body><p>" +
-                     html_escape(err.str()) + "</p></body></html>";
+    page = drawn ? html.str()
+                 : "<!doctype html><html><head><meta charset=\"utf-8\"><title>strata serve</title></head><body><p>" +
+                       html_escape(err.str()) + "</p></body></html>";
     // The final mode of each process, when the trace was live.
     std::map<int64_t, std::string> modes;
     std::error_code ec;

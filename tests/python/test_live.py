@@ -277,6 +277,12 @@ def test_serve_a_finished_trace(job):
         base, token = line.group(1), line.group(2)
         status, page = request(base, "GET", "/", query_token=token)
         assert status == 200 and "<html" in page.lower()
+        # The page `strata analyze --html` writes, timeline lanes and process
+        # names included (it was drawn from the job alone, without them).
+        report = job.trace.parent / "serve-report.html"
+        subprocess.run([strata_bin(), "analyze", str(job.trace), "--html", str(report)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=clean_env(), timeout=120)
+        assert page == report.read_text(), "strata serve's page differs from strata analyze --html"
         for method, path in ENDPOINTS:
             assert request(base, method, path, body={"mode": "off"} if method == "POST" else None)[0] == 401
         status, answer = request(base, "POST", "/api/mode", token, {"mode": "trace"})

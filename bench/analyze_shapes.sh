@@ -53,24 +53,26 @@ make_trace() {  # shape -> trace dir (cached)
 
 REPEAT=${REPEAT:-3}
 # Runs a command `n` times (output discarded) and prints the wall seconds,
-# user and system CPU seconds (microseconds from getrusage, where
-# /usr/bin/time rounds to 10 ms: 4% of a 0.25 s run) and peak RSS in KiB of
-# the run with the least CPU time: the load of a shared machine only adds.
+# user and system CPU seconds (microseconds from wait4, where /usr/bin/time
+# rounds to 10 ms: 4% of a 0.25 s run) and peak RSS in KiB of the run with
+# the least CPU time: the load of a shared machine only adds.
 best_of() {
   /usr/bin/python3 - "$@" <<'PY'
-import resource, subprocess, sys, time
+import os, subprocess, sys, time
 n, cmd = int(sys.argv[1]), sys.argv[2:]
 best = None
 for _ in range(n):
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)  # this run's own usage, peak RSS included
     wall = time.perf_counter() - t0
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    run = (r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime, wall)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit("%s exited with %d" % (" ".join(cmd), p.returncode))
+    run = (ru.ru_utime, ru.ru_stime, wall, ru.ru_maxrss)
     if best is None or run[0] + run[1] < best[0] + best[1]:
         best = run
-print("%.4f %.4f %.4f %d" % (best[2], best[0], best[1], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+print("%.4f %.4f %.4f %d" % (best[2], best[0], best[1], best[3]))
 PY
 }
 

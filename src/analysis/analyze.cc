@@ -179,10 +179,6 @@ static bool training_job(const Job& job) {
   return job.data_files.training ? *job.data_files.training : is_training(job);
 }
 
-// The name tests are lambdas, evaluated only where a rule reaches them: most
-// files of a large job (metadata only) are decided by the first two.
-// Fills v, reusing its strings' storage (json_files classifies every file of
-// the job into one FileVerdict).
 // Distinct pids among a file's processes that pass `keep`; a file is
 // touched by a handful of processes, so a scan of the few seen beats a set.
 template <class Keep>
@@ -223,6 +219,12 @@ static void dataset_evidence(const FileAgg& f, const Job& job, const FileVerdict
   if (!job.sizes_known) ev("sizes unknown: decided from counts and names only");
 }
 
+// The name tests are lambdas, evaluated only where a rule reaches them: most
+// files of a large job (metadata only) are decided by the first two.
+// Fills v, reusing its strings' storage (json_files classifies every file of
+// the job into one FileVerdict).
+// Evidence strings are built only when asked for (index_file_verdicts asks for
+// none, for every data file).
 static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdict& v) {
   v.role = Role::kOther;
   v.nprocs = 0;

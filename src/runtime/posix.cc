@@ -206,15 +206,18 @@ int dup_op(Fn fn, int oldfd, Call call) {
 // The output side of a copy inside the kernel (sendfile, copy_file_range):
 // without it `cp` (which copies with copy_file_range) would show its input
 // read and nothing written, and the output descriptor's tracked offset would
-// fall behind the kernel's. An event of no duration right after the call's
-// (its time is the input's), only when the output is a traced file (not a
-// socket or a pipe).
-void record_copy_out(Fn fn, int out, int64_t explicit_offset, int64_t bytes) {
+// fall behind the kernel's. Recorded only when the output is a traced file
+// (not a socket or a pipe). When the input's event was recorded it holds the
+// call's time, and this one follows it with no duration; when the input is
+// not traced (excluded, a pipe), this event spans the call from `t0`, so the
+// time the copy took still belongs to a file.
+void record_copy_out(Fn fn, int in, int out, int64_t explicit_offset, int64_t bytes, uint64_t t0) {
   const int saved = errno;
   IoScope s(fn, P);
   if (!s.on()) return;
   s.stop(false);
   FdEntry* e;
+  if (fd_lookup(in, e) != kFdTraced) s.start_at(t0);
   if (fd_lookup(out, e) == kFdTraced) {
     const int64_t off = transfer_offset(e, out, explicit_offset, bytes);
     s.record(out, e->path.load(std::memory_order_relaxed), off, bytes, bytes);
@@ -226,8 +229,9 @@ void record_copy_out(Fn fn, int out, int64_t explicit_offset, int64_t bytes) {
 
 template <class Call>
 ssize_t kernel_copy(Fn fn, Fn out_fn, int in, int64_t in_off, int out, int64_t out_off, size_t n, Call call) {
+  const uint64_t t0 = now_ticks();
   const ssize_t r = fd_io(fn, P, in, in_off, n, call);
-  if (r > 0) record_copy_out(out_fn, out, out_off, r);
+  if (r > 0) record_copy_out(out_fn, in, out, out_off, r, t0);
   return r;
 }
 

@@ -205,6 +205,8 @@ class IoScope {
     t1_ = now_ticks();
     err_ = failed ? errno : 0;
   }
+  // For an event that spans more than the scope: the call began at t0.
+  void start_at(uint64_t t0) { t0_ = t0; }
   // For calls that return an error number instead of setting errno.
   void stop_with(int error_number) {
     t1_ = now_ticks();

@@ -155,6 +155,39 @@ TEST(Tools, CopiesAtExplicitOffsets) {
   EXPECT_EQ(darshan_counters(w.trace, w.work + "/out.bin")["POSIX_MAX_BYTE_WRITTEN"], 154098);
 }
 
+// A copy whose input is not traced (here excluded) has no input event to
+// hold the call's time: its ".out" event spans the call instead. 64 MiB make
+// the call take milliseconds, which the program measures around it; before,
+// the event lasted the microsecond of its own bookkeeping.
+TEST(Tools, CopyFromUntracedInputKeepsTheCallsTime) {
+  TempDir tmp;
+  const std::string in_dir = tmp.mkdir("excluded"), work = tmp.mkdir("work"), trace = tmp.sub("trace");
+  write_text(in_dir + "/in.bin", std::string(64 << 20, 'x'));
+  RunResult r = strata_run(trace,
+                           {"/usr/bin/python3", "-c",
+                            "import os, sys, time\n"
+                            "i = os.open(sys.argv[1], os.O_RDONLY)\n"
+                            "o = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT, 0o644)\n"
+                            "t = time.perf_counter_ns()\n"
+                            "n = os.copy_file_range(i, o, 64 << 20)\n"
+                            "print(time.perf_counter_ns() - t, n)\n",
+                            in_dir + "/in.bin", work + "/out.bin"},
+                           {"-q", "--exclude", in_dir});
+  ASSERT_EQ(r.code, 0) << r.err;
+  int64_t call_ns = 0, moved = 0;
+  ASSERT_EQ(sscanf(r.out.c_str(), "%" SCNd64 " %" SCNd64, &call_ns, &moved), 2) << r.out;
+  ASSERT_GT(moved, 0);
+  std::vector<Event> events = cat_trace(trace);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.path == in_dir + "/in.bin"; }), 0);
+  std::vector<Event> outs;
+  for (auto& e : events)
+    if (e.name == "copy_file_range.out" && e.path == work + "/out.bin") outs.push_back(e);
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_EQ(outs[0].ret, moved);
+  // Both in ns; the program's clock also holds Python's own call overhead.
+  EXPECT_GE(outs[0].dur * 2, call_ns) << "call took " << call_ns << " ns";
+}
+
 TEST(Tools, Sha256sumFreadUnlockedBytesAreRead) {
   ToolRun w;
   TempDir plain_tmp;

@@ -286,10 +286,52 @@ def callgrind_instructions(strata, tmp, job, data):
     info = subprocess.run([strata, "info", "--json", trace], capture_output=True, text=True, check=True)
     events = json.loads(info.stdout)["events"]
     added = totals["traced"] - totals["plain"]
-    return ["callgrind, the job in one process (num_workers=0), PYTHONHASHSEED=0:",
-            "  plain %.1f M instructions, traced %.1f M: strata adds %.1f M (%+.2f%%), %.0f per event (%d events)"
-            % (totals["plain"] / 1e6, totals["traced"] / 1e6, added / 1e6, 100.0 * added / totals["plain"],
-               added / max(1, events), events)]
+    lines = ["callgrind, the job in one process (num_workers=0), PYTHONHASHSEED=0:",
+             "  plain %.1f M instructions, traced %.1f M: strata adds %.1f M (%+.2f%%), %.0f per event (%d events)"
+             % (totals["plain"] / 1e6, totals["traced"] / 1e6, added / 1e6, 100.0 * added / totals["plain"],
+                added / max(1, events), events)]
+    plain = instructions_by_function([os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("cg-plain.")])
+    traced = instructions_by_function([os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("cg-traced.")])
+    if plain and traced:
+        lines += where_instructions_go(plain, traced)
+    return lines
+
+
+def instructions_by_function(paths):
+    """{(object, function): instructions} of callgrind outputs, functions'
+    own instructions only (callgrind_annotate --inclusive=no); {} without
+    callgrind_annotate."""
+    import re
+    row = re.compile(r"^\s*([0-9,]+) \(\s*[0-9.]+%\)\s+(\S.*) \[(.*)\]$")
+    counts = {}
+    for path in paths:
+        try:
+            out = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", path],
+                                 capture_output=True, text=True, timeout=600).stdout
+        except (OSError, subprocess.SubprocessError):
+            return {}
+        for line in out.splitlines():
+            m = row.match(line)
+            if not m or m.group(2).startswith("=>"):
+                continue
+            fn = re.sub(r"'\d+$", "", m.group(2).split(":", 1)[-1])  # recursion depth suffix
+            key = (os.path.basename(m.group(3)), fn[:90])
+            counts[key] = counts.get(key, 0) + int(m.group(1).replace(",", ""))
+    return counts
+
+
+def where_instructions_go(plain, traced, top=12):
+    """The instructions strata adds, per object and for its largest functions."""
+    diff = {k: traced.get(k, 0) - plain.get(k, 0) for k in set(plain) | set(traced)}
+    by_object = {}
+    for (obj, _), n in diff.items():
+        by_object[obj] = by_object.get(obj, 0) + n
+    lines = ["  added per object: " + ", ".join("%s %+.1f M" % (o, n / 1e6) for o, n in
+                                                sorted(by_object.items(), key=lambda x: -abs(x[1]))[:6])]
+    lines.append("  largest added functions:")
+    for (obj, fn), n in sorted(diff.items(), key=lambda x: -x[1])[:top]:
+        lines.append("    %7.1f M  %s  (%s)" % (n / 1e6, fn, obj))
+    return lines
 
 
 def main():

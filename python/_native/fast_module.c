@@ -172,11 +172,11 @@ static PyObject* f_tag_restore(PyObject* self, PyObject* const* a, Py_ssize_t n)
  * that calls orig(*args, **kwargs) and records complete_io(name, cat, t0,
  * dur, path of the first argument (or of the keyword `param`), bytes, bytes): the numpy.load/fromfile and
  * PIL.Image.open patches of _auto.py. The same wrapper in Python cost ~0.6 us
- * a call, ~1.5 us when the argument is a file object (os.fspath raises), and
- * np.load runs two of them per .npy file; here it is the two clock reads and
- * the runtime's recording. bytes = result.nbytes when the result is an
+ * a call, ~1.5 us when the argument is a file object (os.fspath raises);
+ * here it is the two clock reads and the runtime's recording. bytes = result.nbytes when the result is an
  * array_type and not a not_type (a memory map), else -1; -1 also when orig
- * raised, whose exception passes through unchanged. */
+ * raised, whose exception passes through unchanged. A call made inside
+ * another of these wrappers' calls on the same thread records nothing. */
 typedef struct {
   PyObject_HEAD
   PyObject* orig;
@@ -283,14 +283,24 @@ static PyObject* file_argument(IoCall* w, PyObject* const* args, Py_ssize_t narg
   return NULL;
 }
 
+/* Calls of these wrappers on this thread that are running now. One made
+ * inside another (np.load reads an .npy's array with numpy.fromfile on the
+ * file it opened) is part of the outer call: recording it too would count
+ * the same bytes twice at the application layer, and cost the work of an
+ * event per sample of a DataLoader. */
+static _Thread_local int iocall_depth;
+
 static PyObject* iocall_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   IoCall* w = (IoCall*)self;
+  if (iocall_depth > 0) return PyObject_Vectorcall(w->orig, args, nargsf, kwnames);
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   PyObject* const file = file_argument(w, args, nargs, kwnames);
   PyObject* hold = NULL;
   const char* path = file ? path_chars(file, &hold) : NULL;
   const uint64_t t0 = p_now();
+  ++iocall_depth;
   PyObject* r = PyObject_Vectorcall(w->orig, args, nargsf, kwnames);
+  --iocall_depth;
   const uint64_t t1 = p_now();
   long long n = -1;
   if (r) n = result_nbytes(w, r);

@@ -700,13 +700,19 @@ def _patch_torch(torch):
 def _io_wrapper(orig, name, cat, param, array_type=None, not_type=None):
     """orig, recording one `name` event per call naming the file of its first
     argument (or of the keyword `param`), with the result's nbytes when it is
-    an array_type (and not a not_type) as size and ret. strata._fast.io_call
-    does it in C; this Python version is for builds without it."""
+    an array_type (and not a not_type) as size and ret. A call made inside
+    another such call on the same thread (np.load's numpy.fromfile) is part
+    of it and records nothing. strata._fast.io_call does it in C; this Python
+    version is for builds without it."""
     if _io_call is not None:
         return _wraps(orig)(_io_call(orig, name, cat, array_type, not_type, param))
 
     @_wraps(orig)
     def wrapper(*args, **kwargs):
+        tl = _tl
+        if getattr(tl, "in_io_call", 0):
+            return orig(*args, **kwargs)
+        tl.in_io_call = 1
         t0 = _now()
         ok = False
         try:
@@ -714,6 +720,7 @@ def _io_wrapper(orig, name, cat, param, array_type=None, not_type=None):
             ok = True
             return r
         finally:
+            tl.in_io_call = 0
             t1 = _now()
             n = -1
             if ok and array_type is not None and isinstance(r, array_type) and \

@@ -162,12 +162,15 @@ def median_interval(values, confidence=0.95):
 
 def paired(strata, tmp, rounds, workload, configs):
     """Per config, medians over rounds of the paired traced/plain ratios of
-    wall and CPU time, and of the CPU milliseconds added (traced - plain).
+    wall and CPU time, and of the CPU milliseconds added (traced - plain);
+    and the ratios of the least wall and CPU time of its runs to the plain
+    runs' least (`wall_least`, `cpu_least`).
     Each round starts at the next of (plain, configs...): a fixed order put
     the same config always first after the plain run and biased it, and on
     this VM the second of two back-to-back runs is slower than the first,
     so the plain run takes every place in turn too."""
     runs = {c: {"wall": [], "cpu": [], "cpu_ms": [], "faults": []} for c in configs}
+    raw = {c: {"wall": [], "cpu": []} for c in configs}  # the runs' own times, for the least of each
     plain_wall, plain_cpu, plain_faults = [], [], []
     order = [None] + configs  # None: the plain run each config of the round is paired with
     for r in range(rounds):
@@ -187,6 +190,8 @@ def paired(strata, tmp, rounds, workload, configs):
         plain_faults.append(pf)
         for c in configs:
             tw, tc, tf = got[c]
+            raw[c]["wall"].append(tw)
+            raw[c]["cpu"].append(tc)
             runs[c]["wall"].append(tw / pw)
             runs[c]["cpu"].append(tc / pc)
             runs[c]["cpu_ms"].append((tc - pc) * 1e3)
@@ -196,6 +201,11 @@ def paired(strata, tmp, rounds, workload, configs):
         "plain_cpu_s": round(statistics.median(plain_cpu), 4),
         "plain_faults": statistics.median(plain_faults),
         **{c: {**{k: round(statistics.median(v), 4) for k, v in runs[c].items()},
+                  # The least time of the config's runs over the least of the plain runs: a
+                  # shared machine's load only adds time, so the least of many runs moves less
+                  # between benchmarks than the median of paired ratios does.
+                  "wall_least": round(min(raw[c]["wall"]) / min(plain_wall), 4),
+                  "cpu_least": round(min(raw[c]["cpu"]) / min(plain_cpu), 4),
                   "wall_quartiles": quartiles(runs[c]["wall"]),
                   "wall_median_95": median_interval(runs[c]["wall"]),
                   "cpu_median_95": median_interval(runs[c]["cpu"])} for c in configs},
@@ -225,6 +235,8 @@ def breakdown(result):
         " %s), x%.3f CPU (%s) (budget x1.03 wall)"
         % (job["plain_wall_s"], job["plain_cpu_s"], job["default"]["wall"], *job["default"]["wall_quartiles"],
            interval("default", "wall"), job["default"]["cpu"], interval("default", "cpu")),
+        "  least of the rounds against plain's least: x%.3f wall, x%.3f CPU"
+        % (job["default"]["wall_least"], job["default"]["cpu_least"]),
         "the harness: plain against plain again x%.3f wall (quartiles x%.3f-x%.3f), x%.3f CPU"
         % (job["plain-again"]["wall"], *job["plain-again"]["wall_quartiles"], job["plain-again"]["cpu"]),
         "where the added time goes (differences of configurations):",

@@ -567,9 +567,9 @@ def _patch_compute(torch):
             tl = _tl
             if getattr(tl, "module_depth", 0):
                 return orig_call(self, *args, **kwargs)
-            tl.module_depth = 1
             t0 = _now()
             try:
+                tl.module_depth = 1  # set inside the try, so the finally always clears it
                 return orig_call(self, *args, **kwargs)
             finally:
                 tl.module_depth = 0
@@ -604,9 +604,9 @@ def _patch_compute(torch):
             tl = _tl
             if getattr(tl, "in_step", 0):
                 return step(self, *args, **kwargs)
-            tl.in_step = 1
             t0 = _now()
             try:
+                tl.in_step = 1  # set inside the try, so the finally always clears it
                 return step(self, *args, **kwargs)
             finally:
                 tl.in_step = 0
@@ -712,10 +712,13 @@ def _io_wrapper(orig, name, cat, param, array_type=None, not_type=None):
         tl = _tl
         if getattr(tl, "in_io_call", 0):
             return orig(*args, **kwargs)
-        tl.in_io_call = 1
         t0 = _now()
         ok = False
         try:
+            # Set inside the try, so the finally always clears it: set before
+            # _now(), an exception a signal handler raised there (Ctrl-C,
+            # an alarm) left the thread's later calls all unrecorded.
+            tl.in_io_call = 1
             r = orig(*args, **kwargs)
             ok = True
             return r
@@ -828,7 +831,7 @@ def install():
     _installed = True
     # The thread-local's dictionary of the main thread (and of forked
     # children), made now with the rest of the layer's objects.
-    _tl.module_depth = _tl.in_step = 0
+    _tl.module_depth = _tl.in_step = _tl.in_io_call = 0
     try:
         os.register_at_fork(after_in_child=_gc_after_fork_in_child)
     except Exception:  # pragma: no cover - a platform without fork

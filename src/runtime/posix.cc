@@ -209,8 +209,8 @@ int dup_op(Fn fn, int oldfd, Call call) {
 // fall behind the kernel's. Recorded only when the output is a traced file
 // (not a socket or a pipe). When the input's event was recorded it holds the
 // call's time, and this one follows it with no duration; when the input is
-// not traced (excluded, a pipe), this event spans the call from `t0`, so the
-// time the copy took still belongs to a file.
+// not traced (an excluded path such as /dev/zero, a lost path), this event
+// spans the call from `t0`, so the time the copy took still belongs to a file.
 void record_copy_out(Fn fn, int in, int out, int64_t explicit_offset, int64_t bytes, uint64_t t0) {
   const int saved = errno;
   IoScope s(fn, P);

@@ -178,6 +178,8 @@ def test_numpy_dataset(tmp_path):
     assert {f: int(per_file.get(f, 0)) for f in train} == {f: 1 for f in train}
     assert {f: int(per_file.get(f, 0)) for f in val} == {f: 2 for f in val}
     assert loads["size"].eq(16 * 16 * 3).all() and loads["ret"].eq(16 * 16 * 3).all()
+    # the numpy.fromfile inside each np.load (in the DataLoader workers too) is part of its event
+    assert int((df["name"] == "numpy.fromfile").sum()) == 0
     # each numpy.load contains the POSIX reads of its file (same process and thread)
     reads = posix(df, "read", train)
     for _, r in reads.iterrows():
@@ -260,6 +262,42 @@ def test_numpy_patches_pass_calls_through_and_record_them(tmp_path, fast):
         ("numpy.load", None, -1)]                      # bound to a Holder: its first argument, raised
     assert sorted(got, key=str) == sorted(expected, key=str)
     assert (ev["size"] == ev["ret"]).all()
+
+
+INTERRUPTED_CALL = r'''
+import numpy as np, sys
+import strata._auto as layer
+d = sys.argv[1]
+np.arange(4.0).tofile(d + "/a.bin")
+clock = layer._now
+def interrupted_clock():
+    # Where a signal handler's exception (a caught Ctrl-C, a timeout) can land:
+    # the wrapper's first clock read, before its try.
+    layer._now = clock
+    raise KeyboardInterrupt
+layer._now = interrupted_clock
+try:
+    np.fromfile(d + "/a.bin")
+except KeyboardInterrupt:
+    print("interrupted")
+for i in range(1000):
+    np.fromfile(d + "/a.bin")
+'''
+
+
+def test_numpy_calls_after_an_interrupted_one_are_recorded(tmp_path):
+    """An exception raised inside the Python layer's wrapper at its clock read
+    (by a signal handler, in a real program) must not leave the thread's
+    nesting flag set: the Python version of the wrapper set it before its
+    try, and the thread's later numpy calls were all left unrecorded. (The C
+    version runs no Python code there.)"""
+    script = tmp_path / "interrupted.py"
+    script.write_text(INTERRUPTED_CALL)
+    p = conftest.run_traced(tmp_path / "trace", [conftest.PYTHON, str(script), str(tmp_path)],
+                            env={"STRATA_PY_FAST": "0"})
+    assert p.stdout.split() == ["interrupted"]
+    df = strata.read_trace(tmp_path / "trace")
+    assert int((df["name"] == "numpy.fromfile").sum()) == 1000
 
 
 IO_CALL_EDGES = r'''

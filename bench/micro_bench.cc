@@ -3,8 +3,9 @@
 //     per-block work), alone and with zstd framing (BlockFramer) at several
 //     block sizes and zstd levels;
 //   - varint put/get (every column);
-//   - FileReader decode of a generated 1M-event pread trace.
-// items_per_second is events (or varints) per second on one core.
+//   - FileReader decode of a generated 1M-event pread trace;
+//   - the least per-file work of a report with a row per file (BM_PerFileFloor).
+// items_per_second is events (or varints, or files) per second on one core.
 //
 //   build-bench/bin/micro_bench [--benchmark_filter=Encoder] [--benchmark_min_time=0.5]
 #include <benchmark/benchmark.h>
@@ -13,6 +14,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <string_view>
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -171,6 +175,42 @@ void BM_FileReaderDecode(benchmark::State& state) {
   state.counters["file_B_per_event"] = double(std::filesystem::file_size(path)) / (16384.0 * 64);
 }
 BENCHMARK(BM_FileReaderDecode)->Unit(benchmark::kMillisecond);
+
+// A floor under the per-file work of a report with a line per file (issue 9
+// §5's newfile shape, where every event is a new file): each path is looked
+// up in an open-addressing table sized ahead (one hash, one probe, no
+// allocation), and gets one short JSON row, in the order met (no sort, no
+// counters, no verdict, no reading). items_per_second = files per second on
+// one core: the ceiling of any analysis that prints a row per file of such a
+// trace. The paths are those of bench/workloads/analyze_shapes.c's newfile.
+void BM_PerFileFloor(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::vector<std::string> paths(n);
+  for (size_t i = 0; i < n; ++i)
+    paths[i] = "/tmp/strata-bench-cache/shapes-2M/newfile-data/d" + std::to_string(i % 1000) + "/f" +
+               std::to_string(i);
+  size_t slots = 1;
+  while (slots < 2 * n) slots <<= 1;
+  std::vector<const std::string*> table(slots);
+  std::string json;
+  json.reserve(n * 96);
+  for (auto _ : state) {
+    std::fill(table.begin(), table.end(), nullptr);
+    json.clear();
+    for (const std::string& p : paths) {
+      size_t h = std::hash<std::string_view>{}(p) & (slots - 1);
+      while (table[h] && *table[h] != p) h = (h + 1) & (slots - 1);
+      if (table[h]) continue;
+      table[h] = &p;
+      json += "{\"path\":\"";
+      json += p;
+      json += "\",\"stats\":1},\n";
+    }
+    benchmark::DoNotOptimize(json.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+BENCHMARK(BM_PerFileFloor)->Arg(300'000)->Arg(2'000'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -38,8 +38,10 @@ __attribute__((always_inline)) inline int64_t transfer_offset(FdEntry* e, int fd
 // I/O on a descriptor. explicit_offset < 0 means "at the tracked position",
 // which then advances by the bytes transferred. mem_align() gives the
 // buffer's alignment (Column::kMemAlign); it runs only when recording.
+// *traced (when given) tells whether the call was recorded on a traced file.
 template <class Call, class MemAlign>
-inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t size, Call call, MemAlign mem_align) {
+inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t size, Call call, MemAlign mem_align,
+                  bool* traced = nullptr) {
   IoScope s(fn, layer);
   if (!s.on()) return call();  // two call sites: the recording path below tests nothing twice
   auto r = call();
@@ -55,6 +57,7 @@ inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t s
   }
   const int64_t off = transfer_offset(e, fd, explicit_offset, static_cast<int64_t>(r));
   s.record(fd, e->path.load(std::memory_order_relaxed), off, size, static_cast<int64_t>(r), mem_align());
+  if (traced) *traced = true;
   return r;
 }
 

@@ -210,14 +210,15 @@ int dup_op(Fn fn, int oldfd, Call call) {
 // (not a socket or a pipe). When the input's event was recorded it holds the
 // call's time, and this one follows it with no duration; when the input is
 // not traced (an excluded path such as /dev/zero, a lost path), this event
-// spans the call from `t0`, so the time the copy took still belongs to a file.
-void record_copy_out(Fn fn, int in, int out, int64_t explicit_offset, int64_t bytes, uint64_t t0) {
+// spans the call from `call_start`, so the time the copy took still belongs
+// to a file.
+void record_copy_out(Fn fn, int out, int64_t explicit_offset, int64_t bytes, const uint64_t* call_start) {
   const int saved = errno;
   IoScope s(fn, P);
   if (!s.on()) return;
   s.stop(false);
+  if (call_start) s.start_at(*call_start);
   FdEntry* e;
-  if (fd_lookup(in, e) != kFdTraced) s.start_at(t0);
   if (fd_lookup(out, e) == kFdTraced) {
     const int64_t off = transfer_offset(e, out, explicit_offset, bytes);
     s.record(out, e->path.load(std::memory_order_relaxed), off, bytes, bytes);
@@ -227,11 +228,15 @@ void record_copy_out(Fn fn, int in, int out, int64_t explicit_offset, int64_t by
   errno = saved;
 }
 
+// Whether the input's event holds the call's time is decided once, by the
+// input's own recording: a second lookup could see another thread's close or
+// dup2 in between and count the time twice, or not at all.
 template <class Call>
 ssize_t kernel_copy(Fn fn, Fn out_fn, int in, int64_t in_off, int out, int64_t out_off, size_t n, Call call) {
   const uint64_t t0 = now_ticks();
-  const ssize_t r = fd_io(fn, P, in, in_off, n, call);
-  if (r > 0) record_copy_out(out_fn, in, out, out_off, r, t0);
+  bool input_traced = false;
+  const ssize_t r = fd_io(fn, P, in, in_off, n, call, [] { return 0u; }, &input_traced);
+  if (r > 0) record_copy_out(out_fn, out, out_off, r, input_traced ? nullptr : &t0);
   return r;
 }
 

@@ -38,7 +38,8 @@ __attribute__((always_inline)) inline int64_t transfer_offset(FdEntry* e, int fd
 // I/O on a descriptor. explicit_offset < 0 means "at the tracked position",
 // which then advances by the bytes transferred. mem_align() gives the
 // buffer's alignment (Column::kMemAlign); it runs only when recording.
-// *traced (when given) tells whether the call was recorded on a traced file.
+// *traced (when given) is set to true when the call was recorded on a traced
+// file, and left as it was otherwise.
 template <class Call, class MemAlign>
 inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t size, Call call, MemAlign mem_align,
                   bool* traced = nullptr) {

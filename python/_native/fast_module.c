@@ -170,10 +170,11 @@ static PyObject* f_tag_restore(PyObject* self, PyObject* const* a, Py_ssize_t n)
  *
  * io_call(orig, name, cat, array_type, not_type, param) returns a callable
  * that calls orig(*args, **kwargs) and records complete_io(name, cat, t0,
- * dur, path of the first argument (or of the keyword `param`), bytes, bytes): the numpy.load/fromfile and
- * PIL.Image.open patches of _auto.py. The same wrapper in Python cost ~0.6 us
- * a call, ~1.5 us when the argument is a file object (os.fspath raises);
- * here it is the two clock reads and the runtime's recording. bytes = result.nbytes when the result is an
+ * dur, path of the first argument (or of the keyword `param`), bytes,
+ * bytes): the numpy.load/fromfile and PIL.Image.open patches of _auto.py.
+ * The same wrapper in Python cost ~0.6 us a call, ~1.5 us when the argument
+ * is a file object (os.fspath raises); here it is the two clock reads and
+ * the runtime's recording. bytes = result.nbytes when the result is an
  * array_type and not a not_type (a memory map), else -1; -1 also when orig
  * raised, whose exception passes through unchanged. A call made inside
  * another of these wrappers' calls on the same thread records nothing. */

@@ -1,6 +1,9 @@
-// Fatal signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, and the crashes
-// SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL): flush the trace before the
-// process dies of one, without changing what the program sees.
+// Fatal signals (those whose default action ends the process: SIGINT,
+// SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+// SIGPROF, SIGXCPU, SIGXFSZ, and the crashes SIGABRT, SIGSEGV, SIGBUS, SIGFPE,
+// SIGILL, SIGSYS): flush the trace before the process dies of one, without
+// changing what the program sees. Not SIGTRAP (a debugger's), the real-time
+// signals (glibc keeps some for itself) nor the rare SIGIO, SIGPWR, SIGSTKFLT.
 //
 // The runtime's handler is installed only while the application's disposition
 // is SIG_DFL, that is only when the signal would kill the process anyway; it
@@ -28,7 +31,8 @@ namespace strata::runtime {
 namespace {
 
 constexpr int kSaRestorer = 0x04000000;  // SA_RESTORER: the kernel's, not in glibc's headers
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+constexpr int kSignals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+                            SIGPROF, SIGXCPU, SIGXFSZ, SIGABRT, SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,  SIGSYS};
 constexpr int kNumSignals = sizeof(kSignals) / sizeof(kSignals[0]);
 
 struct Watch {

@@ -75,7 +75,8 @@ TEST_P(DescriptorSafety, ProgramFilesAndTraceIntact) {
 INSTANTIATE_TEST_SUITE_P(Modes, DescriptorSafety, ::testing::Values("closeall", "rawclose", "dup2onto"));
 
 // A crash (abort, a null store, a write to a closed pipe, SIGSEGV sent with
-// kill): the program dies of the same signal as without strata, and what it
+// kill) or a signal whose default action ends the process (SIGUSR1, which
+// `strata run` forwards, and an alarm): the program dies of the same signal as without strata, and what it
 // did before is in a complete trace, the signal recorded.
 class CrashSafety : public ::testing::TestWithParam<std::pair<std::string, int>> {};
 
@@ -106,7 +107,9 @@ INSTANTIATE_TEST_SUITE_P(Crashes, CrashSafety,
                                            std::pair<std::string, int>{"segv", SIGSEGV},
                                            std::pair<std::string, int>{"pipe", SIGPIPE},
                                            std::pair<std::string, int>{"kill-segv", SIGSEGV},
-                                           std::pair<std::string, int>{"queued-segv", SIGSEGV}),
+                                           std::pair<std::string, int>{"queued-segv", SIGSEGV},
+                                           std::pair<std::string, int>{"usr1", SIGUSR1},
+                                           std::pair<std::string, int>{"alarm", SIGALRM}),
                          [](const auto& info) {
                            std::string n = info.param.first;
                            std::replace(n.begin(), n.end(), '-', '_');

@@ -25,7 +25,9 @@
 //   hostile crash-HOW OUT  200 writes to OUT, then dies of HOW: abort (SIGABRT), segv
 //                          (a null store), pipe (a write to a pipe without reader),
 //                          kill-segv (SIGSEGV sent with kill), queued-segv (SIGSEGV
-//                          with a fault's si_code, queued to itself); no core file
+//                          with a fault's si_code, queued to itself), usr1 (SIGUSR1,
+//                          as `strata run` forwards it), alarm (SIGALRM of alarm(1));
+//                          no core file
 //   hostile rawcap         drops every capability with the raw capset system call (Rust's
 //                          caps crate), then setgroups() and setuid(): both fail with EPERM
 //   hostile sigfork DIR    a 1 ms timer whose handler forks (a child that _exits) while
@@ -471,6 +473,11 @@ static int crash(const char* how, const char* out) {
   if (!strcmp(how, "abort")) abort();
   if (!strcmp(how, "segv")) *(volatile int*)0 = 1;
   if (!strcmp(how, "kill-segv")) kill(getpid(), SIGSEGV);
+  if (!strcmp(how, "usr1")) kill(getpid(), SIGUSR1);
+  if (!strcmp(how, "alarm")) {
+    alarm(1);
+    sleep(10);
+  }
   if (!strcmp(how, "queued-segv")) {  // as crash reporters re-raise: a fault's code, sent
     siginfo_t si;
     memset(&si, 0, sizeof si);

@@ -386,9 +386,15 @@ bool emit_dict() {
   return true;
 }
 
+// The thread may have been named (its name interned) after emit_dict took
+// the count of strings to write: the name's string goes first then, or the
+// THREAD entry would name a string the file does not define (and no reader
+// could read the file).
 void emit_thread_name(ThreadState* s, uint32_t& emitted_name) {
   uint32_t sid = s->name_sid.load(std::memory_order_relaxed);
   if (sid == emitted_name) return;
+  if (sid > w.emitted_strings && !emit_dict()) return;
+  if (sid > w.emitted_strings) return;  // not published yet: the next drain names it
   w.payload->clear();
   fmt::dict_thread(*w.payload, s->tid, sid);
   if (write_block(fmt::BlockType::kDict, 1, false)) emitted_name = sid;

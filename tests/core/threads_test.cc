@@ -12,6 +12,7 @@ using namespace core_test;
 namespace {
 
 const std::string kThreads = THREADS_BIN;
+const std::string kThreadNames = THREAD_NAMES_BIN;
 
 struct Compared {
   RunResult plain, traced;
@@ -111,6 +112,24 @@ TEST(Threads, ExecveatKeepsTheEventsOfTheImageItReplaces) {
             1000);
   EXPECT_EQ(count_if(events, [](const Event& e) { return e.name == "execveat"; }), 1);
   EXPECT_EQ(info_trace(c.trace).dropped, 0);
+}
+
+// A thread named (strata_thread_name) while the writer thread writes its
+// events: the THREAD entry used to name a string interned after the DICT
+// block was cut, and then no reader could open the file. Small rings and a
+// 1 ms flush make the writer name the threads thousands of times.
+TEST(Threads, RenamedWhileTheWriterNamesThem) {
+  TempDir tmp;
+  const std::string data = tmp.sub("data");
+  write_text(data, "x");
+  const std::string trace = tmp.sub("trace");
+  RunResult r = strata_run(trace, {kThreadNames, data, "20000"}, {"--buffer-size", "4K", "--flush-interval", "1"}, 60);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "40000 preads\n");
+  Info info = info_trace(trace);
+  auto events = cat_trace(trace);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "pread" && e.path == data; }) + info.dropped,
+            40000);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,12 +21,13 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "format/format.h"
 #include "cli/live.h"
+#include "format/format.h"
 #ifndef STRATA_LEAN_RUN
 #include "live/channel.h"
 #include "live/server.h"
 #endif
+#include "runtime/forwarded_signal.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -212,6 +214,7 @@ void set_environment(const RunOptions& o, const std::string& dir) {
   setenv("LD_PRELOAD", (pre && *pre ? lib + ":" + pre : lib).c_str(), 1);
   setenv("STRATA_DIR", dir.c_str(), 1);
   setenv("STRATA_MODE", o.mode.c_str(), 1);
+  setenv(forwarded_signal::kLauncherPidVariable, std::to_string(getpid()).c_str(), 1);
   // A value the user set wins (e.g. STRATA_TSC_HZ=0 to force CLOCK_MONOTONIC).
   if (!getenv("STRATA_TSC_HZ")) {
     if (double hz = calibrate_tsc(); hz > 0) setenv("STRATA_TSC_HZ", std::to_string(hz).c_str(), 1);
@@ -286,9 +289,6 @@ std::vector<fs::path> missing_dirs(const fs::path& dir) {
   return out;
 }
 
-// Signals a user may send to `strata run` and that go on to the command.
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
 // Whether strata passes a signal on to the command: only one another process
 // sent (kill(1), a batch system). Not one from the terminal or the kernel
 // (si_pid 0: ^C, ^\ and hang-up reach the command through its process group
@@ -297,6 +297,21 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2
 bool should_forward(const siginfo_t& si, pid_t child) {
   if (si.si_pid == 0 || si.si_pid == child) return false;
   return si.si_code == SI_USER || si.si_code == SI_QUEUE || si.si_code == SI_TKILL;
+}
+
+// Sends the command a copy of a signal sent to strata: from the same sender
+// (pid and uid), tagged for the runtime in the command to tell it from a copy
+// the sender may have sent the command itself (src/runtime/signals.cc). The
+// kernel takes only SI_QUEUE as the code of a siginfo given by another
+// process. kill() if the kernel cannot queue it (RLIMIT_SIGPENDING).
+void forward(pid_t child, int sig, const siginfo_t& received) {
+  siginfo_t copy{};
+  copy.si_signo = sig;
+  copy.si_code = SI_QUEUE;
+  copy.si_pid = received.si_pid;
+  copy.si_uid = received.si_uid;
+  copy.si_value.sival_ptr = reinterpret_cast<void*>(forwarded_signal::value_for(getpid()));
+  if (syscall(SYS_rt_sigqueueinfo, child, sig, &copy) != 0) kill(child, sig);
 }
 
 // Read by redirect_stray_signal on another thread: atomics (lock-free, so
@@ -340,7 +355,7 @@ int wait_forwarding(pid_t child, const sigset_t& fwd) {
     siginfo_t si{};
     const timespec tick{1, 0};  // a bound: SIGCHLD wakes it at once
     const int sig = sigtimedwait(&wake, &si, &tick);
-    if (sig > 0 && sig != SIGCHLD && should_forward(si, child)) kill(child, sig);
+    if (sig > 0 && sig != SIGCHLD && should_forward(si, child)) forward(child, sig, si);
   }
 }
 
@@ -464,7 +479,7 @@ int run_command(RunOptions o) {
   // reap the command before strata could read its status.
   sigset_t fwd, blocked, old_mask;
   sigemptyset(&fwd);
-  for (int sig : kForwarded) sigaddset(&fwd, sig);
+  for (int sig : forwarded_signal::kSignals) sigaddset(&fwd, sig);
   blocked = fwd;
   sigaddset(&blocked, SIGCHLD);
   sigprocmask(SIG_BLOCK, &blocked, &old_mask);
@@ -473,13 +488,13 @@ int run_command(RunOptions o) {
   sigemptyset(&dfl.sa_mask);
   sigaction(SIGCHLD, &dfl, &old_chld);
   waiting_tid = gettid();
-  struct sigaction old_act[std::size(kForwarded)];
-  for (size_t i = 0; i < std::size(kForwarded); ++i) {
+  struct sigaction old_act[std::size(forwarded_signal::kSignals)];
+  for (size_t i = 0; i < std::size(forwarded_signal::kSignals); ++i) {
     struct sigaction sa {};
     sa.sa_sigaction = redirect_stray_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask);
-    sigaction(kForwarded[i], &sa, &old_act[i]);
+    sigaction(forwarded_signal::kSignals[i], &sa, &old_act[i]);
   }
   // The child reports a failed exec through this pipe (closed by a good exec).
   int report[2] = {-1, -1};
@@ -488,7 +503,7 @@ int run_command(RunOptions o) {
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     sigaction(SIGCHLD, &old_chld, nullptr);
-    for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old_act[i], nullptr);
+    for (size_t i = 0; i < std::size(forwarded_signal::kSignals); ++i) sigaction(forwarded_signal::kSignals[i], &old_act[i], nullptr);
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     if (report[0] >= 0) close(report[0]);
     execvp(argv[0], argv.data());

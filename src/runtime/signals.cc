@@ -14,13 +14,21 @@
 // The kernel is asked first: glibc's sigset, sysv_signal, bsd_signal and
 // sigignore install dispositions without calling sigaction, and a vfork child
 // shares the view kept here with its parent, not its dispositions.
+//
+// One exception, in the command `strata run` started: a handler installed for
+// a signal strata run forwards is called through on_shared_signal, which
+// passes on one copy of a signal that reached the command twice (see there).
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 
+#include "runtime/forwarded_signal.h"
 #include "runtime/real.h"
 #include "runtime/state.h"
 #include "runtime/writer.h"
@@ -102,12 +110,120 @@ struct sigaction default_view(int i) {
   return is_default(watches[i].app) ? watches[i].app : dfl;
 }
 
+// ---- a signal that reaches the command twice ---------------------------------
+// A signal sent to the whole process group (`timeout`, `kill -- -PGID`) or to
+// every pid of a job (Slurm's scancel) reaches the command directly and again
+// through strata run, which forwards what is sent to it. strata run sends its
+// copy with rt_sigqueueinfo: the sender's pid and uid, and a tag in the value
+// (forwarded_signal.h). In the command, a handler the program installed for
+// such a signal is called through on_shared_signal, which passes on the first
+// copy from a sender and drops the other kind's copy from the same sender
+// arriving within a second of it. The program sees one signal, from its real
+// sender, with si_code SI_USER, as without strata. (Two copies of one kind, a
+// sender's two kills, both go on; a copy the kernel merged into one still
+// pending is not seen, and a second one sent on purpose within the second may
+// then be taken for its twin.)
+
+pid_t launcher_pid = 0;  // strata run's, from the environment
+
+bool is_forwarded_kind(int sig) {
+  for (int s : forwarded_signal::kSignals)
+    if (s == sig) return true;
+  return false;
+}
+
+// Only the command strata run started gets forwarded copies: not its
+// children, not a process whose launcher is gone.
+bool gets_forwarded_copies() { return launcher_pid > 0 && getppid() == launcher_pid; }
+
+bool is_handler(const struct sigaction& a) { return a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN; }
+
+bool wraps(int sig, const struct sigaction& a) { return is_handler(a) && is_forwarded_kind(sig) && gets_forwarded_copies(); }
+
+void on_shared_signal(int sig, siginfo_t* info, void* context);
+
+int install_wrapper(int sig, const struct sigaction& app, struct sigaction* previous = nullptr) {
+  struct sigaction ours = app;
+  ours.sa_sigaction = on_shared_signal;
+  ours.sa_flags = app.sa_flags | SA_SIGINFO;
+  return REAL(sigaction)(sig, &ours, previous);
+}
+
+bool holds_wrapper(const struct sigaction& k) {
+  return reinterpret_cast<void*>(k.sa_sigaction) == reinterpret_cast<void*>(on_shared_signal);
+}
+
+// The last copy passed on, per signal: sender pid (23 bits), whether it was
+// the forwarded one (1 bit), when (milliseconds, 40 bits). 0: none waiting
+// for its twin.
+std::atomic<uint64_t> last_copy[kNumSignals];
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+uint64_t now_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1'000'000;
+}
+
+uint64_t pack_copy(pid_t sender, bool forwarded, uint64_t ms) {
+  return (static_cast<uint64_t>(sender) & 0x7fffff) | static_cast<uint64_t>(forwarded) << 23 | ms << 24;
+}
+
+// Whether this copy is the twin of the one passed on last (then it is taken
+// out, so a third copy is not); otherwise it becomes the one passed on last.
+bool is_twin(int i, pid_t sender, bool forwarded) {
+  const uint64_t ms = now_ms() & ((uint64_t{1} << 40) - 1);
+  const uint64_t mine = pack_copy(sender, forwarded, ms);
+  constexpr uint64_t kWindowMs = forwarded_signal::kTwinWindowNs / 1'000'000;
+  uint64_t seen = last_copy[i].load();
+  for (;;) {
+    const bool twin = seen != 0 && (seen & 0x7fffff) == (mine & 0x7fffff) && ((seen >> 23) & 1) != forwarded &&
+                      ms - (seen >> 24) <= kWindowMs;
+    if (last_copy[i].compare_exchange_weak(seen, twin ? 0 : mine)) return twin;
+  }
+}
+
+void on_shared_signal(int sig, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  const int i = slot_of(sig);
+  siginfo_t as_sent;
+  siginfo_t* passed = info;
+  if (info && i >= 0 && gets_forwarded_copies()) {
+    const bool forwarded = info->si_code == SI_QUEUE &&
+                           reinterpret_cast<uintptr_t>(info->si_value.sival_ptr) ==
+                               forwarded_signal::value_for(launcher_pid);
+    if (forwarded) {
+      as_sent = *info;
+      as_sent.si_code = SI_USER;
+      as_sent.si_value.sival_ptr = nullptr;
+      passed = &as_sent;
+    }
+    const bool from_a_process =
+        info->si_pid > 0 && (info->si_code == SI_USER || info->si_code == SI_TKILL || info->si_code == SI_QUEUE);
+    if (from_a_process && is_twin(i, info->si_pid, forwarded)) {
+      // SA_RESETHAND: the kernel reset the action as it delivered this copy.
+      if (watches[i].app.sa_flags & SA_RESETHAND) install_wrapper(sig, watches[i].app);
+      errno = saved_errno;
+      return;
+    }
+  }
+  errno = saved_errno;
+  if (i < 0) return;
+  const struct sigaction& app = watches[i].app;
+  if (app.sa_flags & SA_SIGINFO) {
+    if (auto* handler = app.sa_sigaction; handler && is_handler(app)) handler(sig, passed, context);
+  } else if (auto* handler = app.sa_handler; is_handler(app)) {
+    handler(sig);
+  }
+}
+
 }  // namespace
 
 void signals_install() {
   // The kernel drops SIG_DFL signals sent to a (namespace) init from inside:
   // a handler would make them delivered. Init keeps its dispositions.
   if (getpid() == 1) return;
+  if (const char* p = getenv(forwarded_signal::kLauncherPidVariable)) launcher_pid = static_cast<pid_t>(atoi(p));
   for (int i = 0; i < kNumSignals; ++i) {
     struct sigaction current {};
     if (REAL(sigaction)(kSignals[i], nullptr, &current) != 0) continue;
@@ -122,9 +238,12 @@ void signals_uninstall() {
     if (!watches[i].tracked) continue;
     watches[i].tracked = false;
     struct sigaction k {};
-    if (REAL(sigaction)(kSignals[i], nullptr, &k) == 0 && holds_flush_handler(k)) {
+    if (REAL(sigaction)(kSignals[i], nullptr, &k) != 0) continue;
+    if (holds_flush_handler(k)) {
       struct sigaction app = default_view(i);
       REAL(sigaction)(kSignals[i], &app, nullptr);
+    } else if (holds_wrapper(k)) {
+      REAL(sigaction)(kSignals[i], &watches[i].app, nullptr);
     }
   }
 }
@@ -133,19 +252,23 @@ void signals_uninstall() {
 
 using strata::runtime::default_view;
 using strata::runtime::holds_flush_handler;
+using strata::runtime::holds_wrapper;
 using strata::runtime::install_flush_handler;
+using strata::runtime::install_wrapper;
 using strata::runtime::is_default;
 using strata::runtime::is_vfork_child;
 using strata::runtime::kSaRestorer;
 using strata::runtime::slot_of;
 using strata::runtime::watches;
+using strata::runtime::wraps;
 
 extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction* act,
                                                                   struct sigaction* old) {
   int i = slot_of(sig);
   if (i < 0 || !watches[i].tracked) return REAL(sigaction)(sig, act, old);
   // While the kernel holds strata's handler the application's disposition is
-  // SIG_DFL, its view kept here; otherwise the kernel holds exactly what the
+  // SIG_DFL, its view kept here; so while it holds on_shared_signal for a
+  // handler of the application. Otherwise the kernel holds exactly what the
   // application installed, whether through this function or not.
   // A vfork child shares the parent's memory, not its dispositions: it leaves
   // the parent's view alone and its SIG_DFL is the kernel's (it has no trace
@@ -153,9 +276,11 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const s
   const bool vfork_child = is_vfork_child();
   struct sigaction previous {};
   int r = act && is_default(*act) && !vfork_child ? install_flush_handler(sig, &previous)
-                                                  : REAL(sigaction)(sig, act, &previous);
+          : act && wraps(sig, *act) && !vfork_child ? install_wrapper(sig, *act, &previous)
+                                                    : REAL(sigaction)(sig, act, &previous);
   if (r != 0) return r;
   if (holds_flush_handler(previous)) previous = default_view(i);
+  if (holds_wrapper(previous)) previous = watches[i].app;
   if (act && !vfork_child) {
     watches[i].app = *act;
     // glibc adds its signal-return trampoline to every action it installs,

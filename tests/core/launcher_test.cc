@@ -57,6 +57,62 @@ TEST(Launcher, ForwardsUserSignalsAndReturnsTheCommandsStatus) {
   EXPECT_EQ(read_text(got), "usr1\n");  // delivered once
 }
 
+// A signal that reaches the command directly and through strata run (sent to
+// the process group, as `timeout` and `kill -- -PGID` do; or to each pid, as
+// Slurm does) is handled once, as without strata, with the sender's pid and
+// SI_USER; one sent to strata only is handled once too. The same program
+// without strata is the reference.
+enum class Send { kGroup, kEachPid, kLauncherOnly, kLauncherTwice };
+
+std::string count_usr1(Send how, bool traced, const std::string& flags = "") {
+  TempDir tmp;
+  std::vector<std::string> argv = {HOSTILE_BIN, "sigcount", tmp.path()};
+  if (!flags.empty()) argv.push_back(flags);
+  if (traced) argv.insert(argv.begin(), {kStrata, "run", "-q", "-o", tmp.sub("trace"), "--"});
+  Child c = start(argv);
+  const std::string ready = tmp.sub("ready");
+  if (!wait_for([&] { return fs::exists(ready); }, 20)) return "never ready";
+  const pid_t command = static_cast<pid_t>(std::stol(read_text(ready)));
+  auto send = [&] {
+    if (how == Send::kGroup) kill(-c.pid, SIGUSR1);
+    if (how == Send::kEachPid) {
+      kill(c.pid, SIGUSR1);
+      if (command != c.pid) kill(command, SIGUSR1);
+    }
+    if (how == Send::kLauncherOnly || how == Send::kLauncherTwice) kill(c.pid, SIGUSR1);
+  };
+  send();
+  // Both copies have time to arrive (strata forwards within milliseconds).
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  if (how == Send::kLauncherTwice) {
+    // A second signal, sent on purpose after the first was handled: not a twin.
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));
+    send();
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  }
+  write_text(tmp.sub("stop"), "");
+  RunResult r = finish(c, 30);
+  return r.out + (r.code == 0 ? "" : " exit " + std::to_string(r.code) + " " + r.err);
+}
+
+TEST(Launcher, ASignalSentToTheGroupIsHandledOnce) {
+  const std::string expected = "usr1 1 code 0 from " + std::to_string(getpid()) + "\n";
+  EXPECT_EQ(count_usr1(Send::kGroup, false), expected);
+  EXPECT_EQ(count_usr1(Send::kGroup, true), expected);
+  EXPECT_EQ(count_usr1(Send::kEachPid, true), expected);
+  EXPECT_EQ(count_usr1(Send::kLauncherOnly, true), expected);
+  EXPECT_EQ(count_usr1(Send::kLauncherTwice, true), "usr1 2 code 0 from " + std::to_string(getpid()) + "\n");
+}
+
+// SA_RESETHAND: the first copy runs the handler and the action goes back to
+// SIG_DFL; the twin must neither kill the program nor be seen.
+TEST(Launcher, AOneShotHandlerSurvivesTheTwinOfItsSignal) {
+  const std::string expected = "usr1 1 code 0 from " + std::to_string(getpid()) + "\n";
+  EXPECT_EQ(count_usr1(Send::kGroup, false, "oneshot"), expected);
+  EXPECT_EQ(count_usr1(Send::kGroup, true, "oneshot"), expected);
+  EXPECT_EQ(count_usr1(Send::kEachPid, true, "oneshot"), expected);
+}
+
 TEST(Launcher, CommandKilledByAForwardedSignalGives128PlusSignal) {
   TempDir tmp;
   const std::string ready = tmp.sub("ready");

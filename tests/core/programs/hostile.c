@@ -30,6 +30,10 @@
 //                          no core file
 //   hostile rawcap         drops every capability with the raw capset system call (Rust's
 //                          caps crate), then setgroups() and setuid(): both fail with EPERM
+//   hostile sigcount DIR   SIGUSR1 handled (SA_SIGINFO, and SA_RESETHAND with "oneshot" as a
+//                          third argument): writes its pid to DIR/ready, waits for DIR/stop
+//                          (10 s at most), prints how many USR1 came, the last one's si_code
+//                          and sender pid
 //   hostile sigfork DIR    a 1 ms timer whose handler forks (a child that _exits) while
 //                          the program opens distinct missing paths under DIR
 #define _GNU_SOURCE
@@ -426,6 +430,39 @@ static void fork_in_handler(int sig) {
   errno = saved;
 }
 
+static volatile sig_atomic_t usr1_count, usr1_code, usr1_sender;
+
+static void count_usr1(int sig, siginfo_t* si, void* ctx) {
+  (void)sig;
+  (void)ctx;
+  ++usr1_count;
+  usr1_code = si->si_code;
+  usr1_sender = si->si_pid;
+}
+
+static int sigcount(const char* dir, int oneshot) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = count_usr1;
+  sa.sa_flags = SA_SIGINFO | (oneshot ? SA_RESETHAND : 0);
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGUSR1, &sa, NULL) != 0) return 2;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/ready.tmp", dir);
+  FILE* f = fopen(path, "w");
+  if (!f) return 2;
+  fprintf(f, "%d\n", (int)getpid());
+  fclose(f);
+  char ready[4096];
+  snprintf(ready, sizeof ready, "%s/ready", dir);
+  rename(path, ready);
+  snprintf(path, sizeof path, "%s/stop", dir);
+  struct stat st;
+  for (int i = 0; i < 1000 && stat(path, &st) != 0; ++i) usleep(10000);
+  printf("usr1 %d code %d from %d\n", (int)usr1_count, (int)usr1_code, (int)usr1_sender);
+  return 0;
+}
+
 static int sigfork(const char* dir) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -501,6 +538,7 @@ int main(int argc, char** argv) {
   const char* out = argc > 2 ? argv[2] : "/dev/null";
   if (!strncmp(mode, "crash-", 6)) return crash(mode + 6, out);
   if (!strcmp(mode, "sigfork")) return sigfork(out);
+  if (!strcmp(mode, "sigcount")) return sigcount(out, argc > 3 && !strcmp(argv[3], "oneshot"));
   if (!strcmp(mode, "rawcap")) return rawcap();
   if (!strcmp(mode, "closeall")) return closeall(out, 0);
   if (!strcmp(mode, "rawclose")) return closeall(out, 1);

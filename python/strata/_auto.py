@@ -262,10 +262,32 @@ def _watch(name, patcher):
 # torch
 
 _tl = _thread_local()       # per-thread depth of traced calls
-_epochs = {}                  # id(dataset) -> epochs started (main process)
-_loaders = []                 # id(dataset) of each loader in order of first iteration
+_epochs = {}                  # loader key -> epochs started (main process)
+_loaders = []                 # loader key of each loader in order of first iteration
 _current_epoch = [0]          # epoch of the pass being started (main process)
-_cls_names = {}
+_dataset_keys = {}            # id(dataset) -> (weak reference to it, its loader key)
+_loader_keys_given = [0]
+_pass = _thread_local()       # .current: (epoch, loader, step) of this thread's last batch
+_cls_names = {}               # (id(class), suffix) -> event name, while the class lives
+_cls_refs = {}                # (id(class), suffix) -> weak reference that forgets the name
+_iterable_end = None          # torch's _IterableDatasetStopIteration, once patched
+
+
+def _loader_key(dataset):
+    """The loader a dataset stands for: the same object keeps its key; a new
+    dataset that a dead one's address was given to gets a key of its own."""
+    k = id(dataset)
+    known = _dataset_keys.get(k)
+    if known is not None and known[0]() is dataset:
+        return known[1]
+    try:
+        ref = _weakref(dataset)
+    except TypeError:  # cannot be weakly referenced: its address names it
+        return ("address", k)
+    key = _loader_keys_given[0]
+    _loader_keys_given[0] += 1
+    _dataset_keys[k] = (ref, key)
+    return key
 
 
 class _EpochInit:
@@ -281,6 +303,24 @@ class _EpochInit:
     def __call__(self, worker_id):
         if self.fn is not None:
             return self.fn(worker_id)
+
+    def __reduce__(self):
+        # A spawned or forkserver worker unpickles this with strata imported by
+        # its autoload hook, found through PYTHONPATH. A program that set its
+        # own PYTHONPATH starts workers without strata: they get the user's
+        # function (or None) as without strata, and no Python layer.
+        if _layer_reaches_children():
+            return (_EpochInit, (self.fn, self.epoch, self.loader))
+        if self.fn is None:
+            return (type(None), ())
+        import operator
+        return (operator.itemgetter(0), ([self.fn],))
+
+
+def _layer_reaches_children():
+    root = os.environ.get("STRATA_PYTHONPATH")
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return bool(root) and os.path.join(root, "autoload") in paths
 
 
 class _WorkerState:
@@ -329,7 +369,9 @@ class _DataQueue:
     def put(self, obj, *args, **kwargs):
         st = self._st
         if st.t0 is not None and type(obj) is tuple and len(obj) == 2 and obj[0] == st.step:
-            _complete(b"dataloader.batch", CAT_LOADER, st.t0, _now() - st.t0)
+            # An IterableDataset's worker that ran out answers with a marker.
+            if _iterable_end is None or not isinstance(obj[1], _iterable_end):
+                _complete(b"dataloader.batch", CAT_LOADER, st.t0, _now() - st.t0)
             st.t0 = None
             try:
                 return self._q.put(obj, *args, **kwargs)
@@ -370,12 +412,28 @@ def _getitem(ds, i):
         _tag_unset(K_SAMPLE)
 
 
-def _stamp_iterator(it, epoch, t0):
+def _stamp_iterator(it, epoch, t0, loader, outer):
     try:
         it._strata_epoch = epoch
         it._strata_t0 = t0
+        it._strata_loader = loader
+        it._strata_outer = outer
     except Exception:
         pass
+
+
+def _leave_pass(outer):
+    """After a pass: the loop it was nested in (a validation pass inside a
+    training step) gets its tags back; at top level the loader tag goes (what
+    follows, a checkpoint, belongs to the training loop) and the epoch stays."""
+    _pass.current = outer
+    if outer is None:
+        _tag_unset(K_LOADER)
+        return
+    epoch, loader, step = outer
+    _tag_set_int(K_EPOCH, epoch)
+    _tag_set_int(K_LOADER, loader)
+    _tag_set_int(K_STEP, step)
 
 
 def _patch_dataloader(torch):
@@ -393,7 +451,7 @@ def _patch_dataloader(torch):
         # The first loader iterated (the training loader, in the usual loop)
         # counts epochs; passes over the others (validation, a final
         # evaluation) carry the epoch in progress, told apart by `loader`.
-        key = id(self.dataset)
+        key = _loader_key(self.dataset)
         if key not in _loaders:
             _loaders.append(key)
         index = _loaders.index(key)
@@ -403,6 +461,7 @@ def _patch_dataloader(torch):
         else:
             epoch = max(_epochs.get(_loaders[0], 0), 0)
         _current_epoch[0] = epoch
+        outer = getattr(_pass, "current", None)
         _tag_set_int(K_EPOCH, epoch)
         _tag_set_int(K_LOADER, index)
         _tag_unset(K_STEP)
@@ -417,7 +476,7 @@ def _patch_dataloader(torch):
             if swap:
                 self.worker_init_fn = init_fn
         _complete(b"dataloader.iter", CAT_LOADER, t0, _now() - t0)
-        _gc_neutral(_stamp_iterator, it, epoch, t0)
+        _gc_neutral(_stamp_iterator, it, epoch, t0, index, outer)
         return it
 
     DataLoader.__iter__ = __iter__
@@ -427,22 +486,29 @@ def _patch_dataloader(torch):
 
     @_wraps(orig_next)
     def __next__(self):
+        d = self.__dict__
+        loader = d.get("_strata_loader")
+        if loader is not None:
+            # Another loader's pass (validation inside a training step, zip
+            # of two loaders) may have set its own tags since the last batch.
+            epoch = d["_strata_epoch"]
+            _tag_set_int(K_EPOCH, epoch)
+            _tag_set_int(K_LOADER, loader)
+            _pass.current = (epoch, loader, self._num_yielded)
         _tag_set_int(K_STEP, self._num_yielded)
         t0 = _now()
         try:
             data = orig_next(self)
         except StopIteration:
             _tag_unset(K_STEP)
-            ep_t0 = self.__dict__.pop("_strata_t0", None)
+            ep_t0 = d.pop("_strata_t0", None)
             if ep_t0 is not None:
                 t1 = _now()
-                saved = _tag_save()
-                _tag_set_int(K_EPOCH, self._strata_epoch)
                 # The call that ended the pass: the loop waited on the loader
                 # (its workers shutting down) without getting a batch.
                 _complete(b"dataloader.stop", CAT_LOADER, t0, t1 - t0)
                 _complete(b"dataloader.epoch", CAT_LOADER, ep_t0, t1 - ep_t0)
-                _tag_restore(saved)
+                _leave_pass(d.get("_strata_outer"))
             raise
         except BaseException:
             _complete(b"dataloader.next", CAT_LOADER, t0, _now() - t0)
@@ -453,6 +519,8 @@ def _patch_dataloader(torch):
     Base.__next__ = __next__
 
     # -- worker processes: worker/epoch/step tags, one event per batch -------
+    global _iterable_end
+    _iterable_end = getattr(wk, "_IterableDatasetStopIteration", None)
     orig_loop = wk._worker_loop
     sig = inspect.signature(orig_loop)
     resume_cls = getattr(wk, "_ResumeIteration", None)
@@ -537,15 +605,28 @@ def _patch_dataloader(torch):
 
 
 def _cls_name(cls, suffix):
-    b = _cls_names.get((cls, suffix))
+    b = _cls_names.get((id(cls), suffix))
     if b is None:
         b = _gc_neutral(_new_cls_name, cls, suffix)
     return b
 
 
 def _new_cls_name(cls, suffix):
+    # Keyed by address, forgotten when the class dies (before its address can
+    # be reused): classes made at run time (torch.fx, a class per layer) are
+    # freed as without strata.
     b = ("%s.%s" % (cls.__name__, suffix)).encode()
-    _cls_names[(cls, suffix)] = b
+    key = (id(cls), suffix)
+
+    def forget(_, key=key):
+        _cls_names.pop(key, None)
+        _cls_refs.pop(key, None)
+
+    try:
+        _cls_refs[key] = _weakref(cls, forget)
+    except TypeError:
+        return b
+    _cls_names[key] = b
     return b
 
 
@@ -626,6 +707,22 @@ def _patch_compute(torch):
     Optimizer.__init__ = opt_init
 
 
+def _stream_bytes_left(f):
+    """Bytes from a stream's position to its end, without moving it: what a
+    load from it reads (a zip checkpoint is read by seeking about, so the
+    position after the load says nothing). -1 if it cannot be told."""
+    pos = f.tell()
+    try:
+        return max(os.fstat(f.fileno()).st_size - pos, 0)
+    except Exception:
+        pass
+    getbuffer = getattr(f, "getbuffer", None)  # io.BytesIO
+    if getbuffer is not None:
+        with getbuffer() as view:
+            return max(view.nbytes - pos, 0)
+    return -1
+
+
 def _patch_serialization(torch):
     ser = torch.serialization
     orig_save, orig_load = ser.save, ser.load
@@ -659,10 +756,7 @@ def _patch_serialization(torch):
         n = -1
         pos0 = None
         try:
-            if _is_pathlike(f):
-                n = os.stat(f).st_size
-            else:
-                pos0 = f.tell()
+            n = os.stat(f).st_size if _is_pathlike(f) else _stream_bytes_left(f)
         except Exception:
             pass
         t0 = _now()
@@ -673,11 +767,6 @@ def _patch_serialization(torch):
             return r
         finally:
             t1 = _now()
-            if ok and pos0 is not None:
-                try:
-                    n = f.tell() - pos0
-                except Exception:
-                    n = -1
             _complete_io(b"torch.load", CAT_CKPT, t0, t1 - t0, _pathb(f), n, n if ok else -1)
 
     ser.save = save
@@ -754,6 +843,9 @@ def _patch_pil_imagefile(ImageFile):
     def load(self):
         if not getattr(self, "tile", None):  # already decoded: no I/O
             return orig_load(self)
+        # Opened from a file object, the image has no filename: the object's
+        # name, read before the load closes it.
+        fn = getattr(self, "filename", None) or getattr(self, "fp", None)
         t0 = _now()
         ok = False
         try:
@@ -772,7 +864,6 @@ def _patch_pil_imagefile(ImageFile):
                     n = w * h * bands
                 except Exception:
                     n = -1
-            fn = getattr(self, "filename", None)
             _complete_io(b"PIL.Image.load", CAT_PIL, t0, t1 - t0,
                          _pathb(fn) if fn else None, n, n)
 

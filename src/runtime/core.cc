@@ -23,6 +23,7 @@ constinit HotConfig g_hot;
 constinit Globals g;
 __thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread bool t_done __attribute__((tls_model("initial-exec"))) = false;
+__thread bool t_vfork_child __attribute__((tls_model("initial-exec"))) = false;
 
 void signals_install();    // signals.cc
 void signals_uninstall();  // signals.cc
@@ -367,6 +368,11 @@ void set_recording(bool recording) {
 }
 
 namespace {
+// quick_exit (process.cc) leaves through glibc's own _exit, past strata's.
+void finish_at_quick_exit() {
+  if (!is_vfork_child()) finalize_process(0, Fn::kNone);
+}
+
 // Process-wide hooks made once, whichever start comes first.
 void install_process_hooks() {
   static bool installed = false;
@@ -374,6 +380,7 @@ void install_process_hooks() {
   installed = true;
   pthread_key_create(&g.thread_key, thread_exit);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
+  at_quick_exit(finish_at_quick_exit);
 }
 
 // Starts recording into g.cfg.dir: the first time with a new writer, after a
@@ -411,7 +418,13 @@ void ensure_initialized() {
     g.initialized.store(2, std::memory_order_release);
     return;
   }
-  begin_tracing();
+  // Memory strata cannot have (a low address-space limit, `ulimit -v`) costs
+  // the trace, never the program: the runtime stays inactive.
+  try {
+    begin_tracing();
+  } catch (const std::bad_alloc&) {
+    set_active(false);
+  }
   t_done = false;
   g.initialized.store(2, std::memory_order_release);
 }

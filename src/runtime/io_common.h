@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "runtime/state.h"
 
@@ -35,18 +36,30 @@ __attribute__((always_inline)) inline int64_t transfer_offset(FdEntry* e, int fd
   return off;
 }
 
+// A value an interposer knows before the call, or one it can only tell once
+// the call returned (a callable): what the caller's pointers hold is read
+// only after the kernel accepted them, so that a bad pointer gets the
+// program its EFAULT and not a crash in strata.
+template <class Value>
+__attribute__((always_inline)) inline int64_t value_after_call(const Value& v) {
+  if constexpr (std::is_invocable_v<const Value&>) return v();
+  else return static_cast<int64_t>(v);
+}
+
 // I/O on a descriptor. explicit_offset < 0 means "at the tracked position",
 // which then advances by the bytes transferred. mem_align() gives the
 // buffer's alignment (Column::kMemAlign); it runs only when recording.
 // *traced (when given) is set to true when the call was recorded on a traced
 // file, and left as it was otherwise.
-template <class Call, class MemAlign>
-inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t size, Call call, MemAlign mem_align,
-                  bool* traced = nullptr) {
+template <class Call, class MemAlign, class Offset = int64_t, class Size = int64_t>
+inline auto fd_io(Fn fn, Layer layer, int fd, Offset explicit_offset_after, Size size_after, Call call,
+                  MemAlign mem_align, bool* traced = nullptr) {
   IoScope s(fn, layer);
   if (!s.on()) return call();  // two call sites: the recording path below tests nothing twice
   auto r = call();
   s.stop(r < 0);
+  const int64_t explicit_offset = value_after_call(explicit_offset_after);
+  const int64_t size = value_after_call(size_after);
   FdEntry* e;
   if (__builtin_expect(fd_lookup(fd, e) != kFdTraced, 0)) {
     // A call on a descriptor that is not open is the program's bug worth
@@ -63,8 +76,8 @@ inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t s
 }
 
 // I/O on a descriptor without a memory buffer (sendfile, fallocate...).
-template <class Call>
-inline auto fd_io(Fn fn, Layer layer, int fd, int64_t explicit_offset, int64_t size, Call call) {
+template <class Call, class Offset = int64_t, class Size = int64_t>
+inline auto fd_io(Fn fn, Layer layer, int fd, Offset explicit_offset, Size size, Call call) {
   return fd_io(fn, layer, fd, explicit_offset, size, call, [] { return 0u; });
 }
 
@@ -103,7 +116,7 @@ inline int open_op(Fn fn, int dirfd, const char* path, int flags, int mode, Call
   IoScope s(fn, Layer::POSIX);
   int fd = call();
   if (!s.on()) {
-    if (fd >= 0 && g_hot.active) fd_closed(fd);  // forget stale state for this number
+    if (fd >= 0 && keeps_fd_table()) fd_closed(fd);  // forget stale state for this number
     return fd;
   }
   s.stop(fd < 0);

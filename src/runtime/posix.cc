@@ -120,6 +120,23 @@ int64_t iov_bytes(const struct iovec* iov, int n) {
   return total;
 }
 
+// readv and the like: the iovec array is walked (for the bytes asked and the
+// buffers' alignment) only when the kernel read it, that is when the call
+// succeeded; a null or short array, or a count past IOV_MAX, is the
+// program's EFAULT or EINVAL as without strata.
+template <class Call>
+ssize_t vector_io(Fn fn, int fd, int64_t off, const struct iovec* iov, int n, Call call) {
+  bool walkable = false;
+  return fd_io(
+      fn, P, fd, off, [&] { return walkable ? iov_bytes(iov, n) : int64_t{-1}; },
+      [&] {
+        const ssize_t r = call();
+        walkable = r >= 0;
+        return r;
+      },
+      [&] { return walkable ? mem_align_of(iov, n) : 0u; });
+}
+
 // File-backed mappings, so munmap/msync can name the file.
 struct Mapping {
   std::atomic<uintptr_t> addr;
@@ -231,12 +248,25 @@ void record_copy_out(Fn fn, int out, int64_t explicit_offset, int64_t bytes, con
 // Whether the input's event holds the call's time is decided once, by the
 // input's own recording: a second lookup could see another thread's close or
 // dup2 in between and count the time twice, or not at all.
+// The offsets are the caller's pointers (null: the descriptor's own offset),
+// read once the call returned, never before: the kernel moved them past the
+// r bytes it copied, and a bad pointer is the program's EFAULT. After a
+// failed call they are not read (the kernel may not have checked them).
 template <class Call>
-ssize_t kernel_copy(Fn fn, Fn out_fn, int in, int64_t in_off, int out, int64_t out_off, size_t n, Call call) {
+ssize_t kernel_copy(Fn fn, Fn out_fn, int in, const off64_t* in_off, int out, const off64_t* out_off, size_t n,
+                    Call call) {
   const uint64_t t0 = now_ticks();
   bool input_traced = false;
-  const ssize_t r = fd_io(fn, P, in, in_off, n, call, [] { return 0u; }, &input_traced);
-  if (r > 0) record_copy_out(out_fn, out, out_off, r, input_traced ? nullptr : &t0);
+  ssize_t r = -1;
+  auto start_of = [&](const off64_t* off) -> int64_t { return off && r >= 0 ? *off - r : -1; };
+  r = fd_io(
+      fn, P, in, [&] { return start_of(in_off); }, n,
+      [&] {
+        r = call();
+        return r;
+      },
+      [] { return 0u; }, &input_traced);
+  if (r > 0) record_copy_out(out_fn, out, start_of(out_off), r, input_traced ? nullptr : &t0);
   return r;
 }
 
@@ -389,7 +419,7 @@ int close(int fd) {
   IoScope s(Fn::close, P);
   if (!s.on()) {
     int r = REAL(close)(fd);
-    if (g_hot.active) fd_closed(fd);
+    if (keeps_fd_table()) fd_closed(fd);
     return r;
   }
   uint32_t path = fd_path(fd);
@@ -429,28 +459,28 @@ ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t off) {
   return fd_io(Fn::pwrite64, P, fd, off, n, [&] { return direct::on() ? direct::pwrite(fd, buf, n, off) : REAL(pwrite64)(fd, buf, n, off); }, [&] { return mem_align_of(buf); });
 }
 ssize_t readv(int fd, const struct iovec* iov, int n) {
-  return fd_io(Fn::readv, P, fd, -1, iov_bytes(iov, n), [&] { return REAL(readv)(fd, iov, n); }, [&] { return mem_align_of(iov, n); });
+  return vector_io(Fn::readv, fd, -1, iov, n, [&] { return REAL(readv)(fd, iov, n); });
 }
 ssize_t writev(int fd, const struct iovec* iov, int n) {
-  return fd_io(Fn::writev, P, fd, -1, iov_bytes(iov, n), [&] { return REAL(writev)(fd, iov, n); }, [&] { return mem_align_of(iov, n); });
+  return vector_io(Fn::writev, fd, -1, iov, n, [&] { return REAL(writev)(fd, iov, n); });
 }
 ssize_t preadv(int fd, const struct iovec* iov, int n, off_t off) {
-  return fd_io(Fn::preadv, P, fd, off, iov_bytes(iov, n), [&] { return REAL(preadv)(fd, iov, n, off); }, [&] { return mem_align_of(iov, n); });
+  return vector_io(Fn::preadv, fd, off, iov, n, [&] { return REAL(preadv)(fd, iov, n, off); });
 }
 ssize_t preadv64(int fd, const struct iovec* iov, int n, off64_t off) {
-  return fd_io(Fn::preadv64, P, fd, off, iov_bytes(iov, n), [&] { return REAL(preadv64)(fd, iov, n, off); }, [&] { return mem_align_of(iov, n); });
+  return vector_io(Fn::preadv64, fd, off, iov, n, [&] { return REAL(preadv64)(fd, iov, n, off); });
 }
 ssize_t pwritev(int fd, const struct iovec* iov, int n, off_t off) {
-  return fd_io(Fn::pwritev, P, fd, off, iov_bytes(iov, n), [&] { return REAL(pwritev)(fd, iov, n, off); }, [&] { return mem_align_of(iov, n); });
+  return vector_io(Fn::pwritev, fd, off, iov, n, [&] { return REAL(pwritev)(fd, iov, n, off); });
 }
 ssize_t pwritev64(int fd, const struct iovec* iov, int n, off64_t off) {
-  return fd_io(Fn::pwritev64, P, fd, off, iov_bytes(iov, n), [&] { return REAL(pwritev64)(fd, iov, n, off); }, [&] { return mem_align_of(iov, n); });
+  return vector_io(Fn::pwritev64, fd, off, iov, n, [&] { return REAL(pwritev64)(fd, iov, n, off); });
 }
 ssize_t preadv2(int fd, const struct iovec* iov, int n, off_t off, int flags) {
-  return fd_io(Fn::preadv2, P, fd, off, iov_bytes(iov, n), [&] { return REAL(preadv2)(fd, iov, n, off, flags); }, [&] { return mem_align_of(iov, n); });
+  return vector_io(Fn::preadv2, fd, off, iov, n, [&] { return REAL(preadv2)(fd, iov, n, off, flags); });
 }
 ssize_t pwritev2(int fd, const struct iovec* iov, int n, off_t off, int flags) {
-  return fd_io(Fn::pwritev2, P, fd, off, iov_bytes(iov, n), [&] { return REAL(pwritev2)(fd, iov, n, off, flags); }, [&] { return mem_align_of(iov, n); });
+  return vector_io(Fn::pwritev2, fd, off, iov, n, [&] { return REAL(pwritev2)(fd, iov, n, off, flags); });
 }
 
 off_t lseek(int fd, off_t off, int whence) {
@@ -550,10 +580,17 @@ DIR* fdopendir(int fd) {
 }
 struct dirent* readdir(DIR* d) { return readdir_op(Fn::readdir, d, [&] { return REAL(readdir)(d); }); }
 struct dirent64* readdir64(DIR* d) { return readdir_op(Fn::readdir64, d, [&] { return REAL(readdir64)(d); }); }
+// glibc declares the stream nonnull, yet answers a null one with EINVAL: the
+// test must not be optimised away.
+bool is_null(const void* p) {
+  asm("" : "+r"(p));
+  return p == nullptr;
+}
+
 int closedir(DIR* d) {
   IoScope s(Fn::closedir, P);
+  if (is_null(d) || !s.on()) return REAL(closedir)(d);
   int fd = dirfd(d);
-  if (!s.on()) return REAL(closedir)(d);
   uint32_t path = fd_path(fd);
   int r = REAL(closedir)(d);
   s.stop(r < 0);
@@ -563,11 +600,14 @@ int closedir(DIR* d) {
   return r;
 }
 
+// An anonymous mapping maps no file, whatever descriptor it names (often 0).
 void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-  return mmap_op(Fn::mmap, len, fd, off, [&] { return REAL(mmap)(addr, len, prot, flags, fd, off); });
+  return mmap_op(Fn::mmap, len, (flags & MAP_ANONYMOUS) ? -1 : fd, off,
+                 [&] { return REAL(mmap)(addr, len, prot, flags, fd, off); });
 }
 void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
-  return mmap_op(Fn::mmap64, len, fd, off, [&] { return REAL(mmap64)(addr, len, prot, flags, fd, off); });
+  return mmap_op(Fn::mmap64, len, (flags & MAP_ANONYMOUS) ? -1 : fd, off,
+                 [&] { return REAL(mmap64)(addr, len, prot, flags, fd, off); });
 }
 int munmap(void* addr, size_t len) {
   return mapping_op(Fn::munmap, addr, len, true, [&] { return REAL(munmap)(addr, len); });
@@ -598,16 +638,16 @@ int fcntl64(int fd, int cmd, ...) {
 // Copies inside the kernel: the call's event is a read of the input file (with
 // the call's time); the bytes it wrote are the `<name>.out` event below.
 ssize_t sendfile(int out, int in, off_t* off, size_t n) {
-  return kernel_copy(Fn::sendfile, Fn::sendfile_out, in, off ? *off : -1, out, -1, n,
+  static_assert(sizeof(off_t) == sizeof(off64_t));
+  return kernel_copy(Fn::sendfile, Fn::sendfile_out, in, reinterpret_cast<const off64_t*>(off), out, nullptr, n,
                      [&] { return REAL(sendfile)(out, in, off, n); });
 }
 ssize_t sendfile64(int out, int in, off64_t* off, size_t n) {
-  return kernel_copy(Fn::sendfile64, Fn::sendfile_out, in, off ? *off : -1, out, -1, n,
+  return kernel_copy(Fn::sendfile64, Fn::sendfile_out, in, off, out, nullptr, n,
                      [&] { return REAL(sendfile64)(out, in, off, n); });
 }
 ssize_t copy_file_range(int in, off64_t* in_off, int out, off64_t* out_off, size_t n, unsigned int flags) {
-  return kernel_copy(Fn::copy_file_range, Fn::copy_file_range_out, in, in_off ? *in_off : -1, out,
-                     out_off ? *out_off : -1, n,
+  return kernel_copy(Fn::copy_file_range, Fn::copy_file_range_out, in, in_off, out, out_off, n,
                      [&] { return REAL(copy_file_range)(in, in_off, out, out_off, n, flags); });
 }
 

@@ -4,12 +4,16 @@
 // leave through _exit and run no destructor. Children started with an
 // environment that lacks strata's variables get them back, so every process
 // of the job is traced.
+#include <aio.h>
 #include <fcntl.h>
+#include <mqueue.h>
 #include <sys/syscall.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <threads.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <alloca.h>
@@ -31,6 +35,16 @@ STRATA_REAL_DECL(fork);
 STRATA_REAL_DECL(vfork);
 STRATA_REAL_DECL(pthread_create);
 STRATA_REAL_DECL(thrd_create);
+STRATA_REAL_DECL(timer_create);
+STRATA_REAL_DECL(mq_notify);
+STRATA_REAL_DECL(aio_read);
+STRATA_REAL_DECL(aio_write);
+STRATA_REAL_DECL(aio_read64);
+STRATA_REAL_DECL(aio_write64);
+STRATA_REAL_DECL(aio_fsync);
+STRATA_REAL_DECL(aio_fsync64);
+STRATA_REAL_DECL(lio_listio);
+STRATA_REAL_DECL(lio_listio64);
 STRATA_REAL_DECL(pthread_exit);
 STRATA_REAL_DECL(unshare);
 STRATA_REAL_DECL(setns);
@@ -43,6 +57,8 @@ STRATA_REAL_DECL(execveat);
 STRATA_REAL_DECL(exit);
 STRATA_REAL_DECL(_exit);
 STRATA_REAL_DECL(_Exit);
+STRATA_REAL_DECL(quick_exit);
+STRATA_REAL_DECL(daemon);
 
 constexpr Layer PR = Layer::PROC;
 
@@ -50,6 +66,8 @@ constexpr Layer PR = Layer::PROC;
 __thread void* t_vfork_caller __attribute__((tls_model("initial-exec")));
 __thread uint64_t t_vfork_t0 __attribute__((tls_model("initial-exec")));
 __thread ThreadState* t_vfork_thread __attribute__((tls_model("initial-exec")));
+__thread bool t_vfork_saved_done __attribute__((tls_model("initial-exec")));
+__thread decltype(ThreadState::busy) t_vfork_saved_busy __attribute__((tls_model("initial-exec")));
 
 // The variables a traced child must inherit, captured at start-up.
 constexpr int kMaxInherited = 24;
@@ -192,6 +210,44 @@ int thrd_create(thrd_t* thread, thrd_start_t start, void* arg) {
   return REAL(thrd_create)(thread, start, arg);
 }
 
+// Threads glibc starts for the program without pthread_create: a timer's or
+// a message queue's SIGEV_THREAD notification, and asynchronous I/O. Code on
+// them can cancel the main thread, so the direct calls stop here too.
+int timer_create(clockid_t clock, struct sigevent* sev, timer_t* timer) {
+  if (sev && sev->sigev_notify == SIGEV_THREAD) g_hot.direct = false;
+  return REAL(timer_create)(clock, sev, timer);
+}
+int mq_notify(mqd_t mq, const struct sigevent* sev) {
+  if (sev && sev->sigev_notify == SIGEV_THREAD) g_hot.direct = false;
+  return REAL(mq_notify)(mq, sev);
+}
+#define STRATA_AIO_STARTS_THREADS(fn, cb_type)  \
+  int fn(cb_type* cb) {                          \
+    g_hot.direct = false;                        \
+    return REAL(fn)(cb);                         \
+  }
+STRATA_AIO_STARTS_THREADS(aio_read, struct aiocb)
+STRATA_AIO_STARTS_THREADS(aio_write, struct aiocb)
+STRATA_AIO_STARTS_THREADS(aio_read64, struct aiocb64)
+STRATA_AIO_STARTS_THREADS(aio_write64, struct aiocb64)
+#undef STRATA_AIO_STARTS_THREADS
+int aio_fsync(int op, struct aiocb* cb) {
+  g_hot.direct = false;
+  return REAL(aio_fsync)(op, cb);
+}
+int aio_fsync64(int op, struct aiocb64* cb) {
+  g_hot.direct = false;
+  return REAL(aio_fsync64)(op, cb);
+}
+int lio_listio(int mode, struct aiocb* const list[], int n, struct sigevent* sev) {
+  g_hot.direct = false;
+  return REAL(lio_listio)(mode, list, n, sev);
+}
+int lio_listio64(int mode, struct aiocb64* const list[], int n, struct sigevent* sev) {
+  g_hot.direct = false;
+  return REAL(lio_listio64)(mode, list, n, sev);
+}
+
 // The main thread leaving through pthread_exit: glibc ends the process when
 // the last thread exits, and the writer thread would be that last thread;
 // it stops now (writer.cc).
@@ -250,7 +306,25 @@ __attribute__((visibility("hidden"))) void* strata_vfork_enter(void* caller) {
 
 __attribute__((visibility("hidden"))) void* strata_vfork_leave(long result) {
   void* caller = t_vfork_caller;
-  if (result != 0 && t_vfork_thread) {
+  // The child mutes this thread (its ring would be the parent's, and so would
+  // the descriptor table); the parent, resumed once the child exec'd or
+  // exited, unmutes it.
+  if (result == 0) {
+    t_vfork_child = true;
+    t_vfork_saved_done = t_done;
+    t_done = true;
+    if (ThreadState* t = t_state) {
+      t_vfork_saved_busy = t->busy;
+      t->busy = 1;
+    }
+    return caller;
+  }
+  if (t_vfork_child) {
+    t_vfork_child = false;
+    t_done = t_vfork_saved_done;
+    if (ThreadState* t = t_state) t->busy = t_vfork_saved_busy;
+  }
+  if (t_vfork_thread) {
     const int err = result < 0 ? errno : 0;
     ThreadState* t = t_vfork_thread;
     push_event(t, make_event(static_cast<uint32_t>(Fn::vfork), t_vfork_t0, now_ticks(), -1, 0, -1, -1, result, err,
@@ -360,6 +434,29 @@ void _Exit(int status) {
   if (!is_vfork_child()) finalize_process(status, Fn::_Exit);
   REAL(_Exit)(status);
   __builtin_unreachable();
+}
+// quick_exit runs the at_quick_exit handlers, then glibc's own _exit, past
+// the interposer above: the trace is finished by a handler strata registered
+// first, so that it runs after the program's (core.cc).
+void quick_exit(int status) {
+  record_proc(Fn::exit, nullptr, status, 0);
+  REAL(quick_exit)(status);
+  __builtin_unreachable();
+}
+
+// daemon() forks, and the parent leaves through glibc's own _exit: its trace
+// is finished before (the child, forked inside, starts a file of its own).
+// If daemon fails the parent goes on, and so does its trace, in the same file.
+int daemon(int nochdir, int noclose) {
+  const bool finish = g_hot.active && !is_vfork_child();
+  if (finish) finalize_process(0, Fn::kNone);
+  const int r = REAL(daemon)(nochdir, noclose);
+  if (finish && r != 0) {
+    const int saved = errno;
+    after_failed_exec();
+    errno = saved;
+  }
+  return r;
 }
 
 #pragma GCC visibility pop

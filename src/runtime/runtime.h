@@ -69,6 +69,7 @@ struct ThreadState {
   uint32_t tid = 0;
   uint32_t ctx = 0;   // interned context id of the tags in force
   int busy = 0;       // >0 while inside the runtime: nothing is recorded
+  uintptr_t busy_sp = 0;  // the stack pointer of the interposer that set busy (longjmp, signals.cc)
   std::atomic<int> status{0};
   std::atomic<uint64_t> dropped{0};
   std::atomic<uint32_t> name_sid{0};
@@ -120,6 +121,15 @@ inline uint64_t now_ticks() {
 extern __thread ThreadState* t_state __attribute__((tls_model("initial-exec"), visibility("hidden")));
 extern __thread bool t_done __attribute__((tls_model("initial-exec"), visibility("hidden")));
 ThreadState* create_thread_state();
+
+// Set in a vfork child, which runs on its parent's thread and memory until it
+// execs or exits: it records nothing and leaves the parent's descriptor table
+// alone (its dup2, open and close act on its own descriptors).
+extern __thread bool t_vfork_child __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+// Whether this thread keeps the descriptor table up to date even when it
+// records nothing.
+inline bool keeps_fd_table() { return g_hot.active && !t_vfork_child; }
 
 inline ThreadState* thread_state() {
   ThreadState* t = t_state;
@@ -182,6 +192,17 @@ __attribute__((always_inline)) inline ThreadState* recording_thread(Layer layer)
   return t && !t->busy ? t : nullptr;
 }
 
+// Where this function's frame is (one instruction; 0 where not known).
+__attribute__((always_inline)) inline uintptr_t stack_pointer() {
+#if defined(__x86_64__)
+  uintptr_t sp;
+  asm("mov %%rsp, %0" : "=r"(sp));
+  return sp;
+#else
+  return 0;
+#endif
+}
+
 // Brackets one intercepted call: decides whether to record, reads the start
 // time, keeps the runtime from recording itself, and preserves errno. Every
 // member is inlined so the scope lives in registers across the real call.
@@ -190,6 +211,7 @@ class IoScope {
   __attribute__((always_inline)) IoScope(Fn fn, Layer layer) : fn_(fn), t_(recording_thread(layer)) {
     if (t_) {
       t_->busy = 1;
+      t_->busy_sp = stack_pointer();
       t0_ = now_ticks();
     }
   }

@@ -18,6 +18,7 @@
 // One exception, in the command `strata run` started: a handler installed for
 // a signal strata run forwards is called through on_shared_signal, which
 // passes on one copy of a signal that reached the command twice (see there).
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -34,6 +35,13 @@
 #include "runtime/writer.h"
 
 STRATA_REAL_DECL(sigaction);
+STRATA_REAL_DECL(longjmp);
+STRATA_REAL_DECL(_longjmp);
+STRATA_REAL_DECL(siglongjmp);
+using LongjmpChkFn = void (*)(jmp_buf, int);
+STRATA_REAL_DECL_T(__longjmp_chk, LongjmpChkFn);
+using SiginterruptFn = int (*)(int, int);  // not decltype: deprecated in glibc's header
+STRATA_REAL_DECL_T(siginterrupt, SiginterruptFn);
 
 namespace strata::runtime {
 namespace {
@@ -142,10 +150,13 @@ bool wraps(int sig, const struct sigaction& a) { return is_handler(a) && is_forw
 
 void on_shared_signal(int sig, siginfo_t* info, void* context);
 
+// SA_RESETHAND is the wrapper's to carry out: reset by the kernel, the
+// action would be SIG_DFL when the twin of the first copy comes, and the
+// twin would end the program.
 int install_wrapper(int sig, const struct sigaction& app, struct sigaction* previous = nullptr) {
   struct sigaction ours = app;
   ours.sa_sigaction = on_shared_signal;
-  ours.sa_flags = app.sa_flags | SA_SIGINFO;
+  ours.sa_flags = (app.sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
   return REAL(sigaction)(sig, &ours, previous);
 }
 
@@ -201,20 +212,25 @@ void on_shared_signal(int sig, siginfo_t* info, void* context) {
     const bool from_a_process =
         info->si_pid > 0 && (info->si_code == SI_USER || info->si_code == SI_TKILL || info->si_code == SI_QUEUE);
     if (from_a_process && is_twin(i, info->si_pid, forwarded)) {
-      // SA_RESETHAND: the kernel reset the action as it delivered this copy.
-      if (watches[i].app.sa_flags & SA_RESETHAND) install_wrapper(sig, watches[i].app);
       errno = saved_errno;
       return;
     }
   }
   errno = saved_errno;
   if (i < 0) return;
-  const struct sigaction& app = watches[i].app;
-  if (app.sa_flags & SA_SIGINFO) {
-    if (auto* handler = app.sa_sigaction; handler && is_handler(app)) handler(sig, passed, context);
-  } else if (auto* handler = app.sa_handler; is_handler(app)) {
-    handler(sig);
+  const struct sigaction app = watches[i].app;
+  if (is_default(app)) {  // an SA_RESETHAND action already used: the default action
+    on_fatal_signal(sig, passed, context);
+    return;
   }
+  if (!is_handler(app)) return;  // SIG_IGN meanwhile
+  if (app.sa_flags & SA_RESETHAND) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    watches[i].app = dfl;
+  }
+  if (app.sa_flags & SA_SIGINFO) app.sa_sigaction(sig, passed, context);
+  else app.sa_handler(sig);
 }
 
 }  // namespace
@@ -294,18 +310,82 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const s
   return 0;
 }
 
-// glibc's signal() is sigaction with BSD semantics: SA_RESTART, and the signal
-// blocked while its handler runs.
+// The signals siginterrupt(sig, 1) made interrupt system calls: glibc keeps
+// that set to itself (and its signal() reads it), so strata keeps a copy.
+namespace {
+sigset_t interrupting;
+}
+
+extern "C" __attribute__((visibility("default"))) int siginterrupt(int sig, int flag) {
+  const int r = REAL(siginterrupt)(sig, flag);
+  if (r == 0) {
+    if (flag) sigaddset(&interrupting, sig);
+    else sigdelset(&interrupting, sig);
+  }
+  return r;
+}
+
+// glibc's signal() is sigaction with BSD semantics: SA_RESTART (unless
+// siginterrupt said otherwise for the signal), and the signal blocked while
+// its handler runs.
 extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler) {
-  if (handler == SIG_ERR) {
+  if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
     errno = EINVAL;
     return SIG_ERR;
   }
   struct sigaction act {}, old{};
   act.sa_handler = handler;
   sigemptyset(&act.sa_mask);
-  if (sig > 0 && sig < NSIG) sigaddset(&act.sa_mask, sig);
-  act.sa_flags = SA_RESTART;
+  sigaddset(&act.sa_mask, sig);
+  act.sa_flags = sigismember(&interrupting, sig) ? 0 : SA_RESTART;
   if (sigaction(sig, &act, &old) != 0) return SIG_ERR;
   return (old.sa_flags & SA_SIGINFO) ? reinterpret_cast<sighandler_t>(reinterpret_cast<void*>(old.sa_sigaction)) : old.sa_handler;
+}
+
+// ---- longjmp out of an interposed call -------------------------------------
+// A signal handler that interrupted an interposed call (a read waiting on a
+// pipe, an alarm as its timeout) and leaves it with longjmp abandons the
+// interposer's frame: the thread stayed marked as inside the runtime and
+// recorded nothing for the rest of its life. The jump's target stack pointer
+// (glibc's jmp_buf, pointer-mangled, x86-64) tells whether the marked frame is
+// left: a target above it is outside the call.
+namespace {
+void leaving_frames_below(const void* env) {
+#if defined(__x86_64__)
+  using strata::runtime::t_state;
+  strata::runtime::ThreadState* t = t_state;
+  if (!t || !t->busy || !t->busy_sp) return;
+  uintptr_t sp = reinterpret_cast<const long*>(env)[6];  // JB_RSP
+  uintptr_t guard;
+  asm("mov %%fs:0x30, %0" : "=r"(guard));  // tcbhead_t.pointer_guard
+  sp = ((sp >> 0x11) | (sp << (64 - 0x11))) ^ guard;
+  if (sp > t->busy_sp) {
+    t->busy = 0;
+    t->busy_sp = 0;
+  }
+#else
+  (void)env;
+#endif
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"), noreturn)) void longjmp(jmp_buf env, int val) {
+  leaving_frames_below(env);
+  REAL(longjmp)(env, val);
+  __builtin_unreachable();
+}
+extern "C" __attribute__((visibility("default"), noreturn)) void _longjmp(jmp_buf env, int val) {
+  leaving_frames_below(env);
+  REAL(_longjmp)(env, val);
+  __builtin_unreachable();
+}
+extern "C" __attribute__((visibility("default"), noreturn)) void siglongjmp(sigjmp_buf env, int val) {
+  leaving_frames_below(env);
+  REAL(siglongjmp)(env, val);
+  __builtin_unreachable();
+}
+extern "C" __attribute__((visibility("default"), noreturn)) void __longjmp_chk(jmp_buf env, int val) {
+  leaving_frames_below(env);
+  REAL(__longjmp_chk)(env, val);
+  __builtin_unreachable();
 }

@@ -230,8 +230,11 @@ int64_t stream_seek(Fn fn, FILE* fp, int64_t requested, PosAfter after, Call cal
 
 // `path_of` names the stream's file; it runs only when the call is recorded
 // (resolving a path, or a descriptor's path through /proc, costs system calls).
+// An append stream ("a", "a+") writes at the end of the file: its
+// descriptor's offset is the kernel's, and the stream starts where the
+// kernel puts it at its first use (glibc seeks an "a" stream to the end).
 template <class PathOf, class Call>
-FILE* stream_open(Fn fn, PathOf path_of, Call call) {
+FILE* stream_open(Fn fn, const char* mode, PathOf path_of, Call call) {
   IoScope s(fn, S);
   FILE* fp = call();
   if (!s.on()) return fp;
@@ -241,8 +244,11 @@ FILE* stream_open(Fn fn, PathOf path_of, Call call) {
   errno = saved;
   int fd = stream_fd(fp);
   if (fd >= 0) {
-    if (fn != Fn::fdopen) fd_opened(fd, sid, 0);
-    else if (FdEntry* e = fd_entry(fd)) {
+    if (fn != Fn::fdopen) {
+      const bool append = mode && mode[0] == 'a';
+      fd_opened(fd, sid, append ? kPosFromKernel : 0);
+      if (FdEntry* e = append ? fd_entry(fd) : nullptr) e->spos.store(kPosFromKernel, std::memory_order_relaxed);
+    } else if (FdEntry* e = fd_entry(fd)) {
       // The stream starts at the descriptor's offset; when that is the
       // kernel's (shared), where the kernel is at the stream's first use.
       const int64_t pos = e->pos.load(std::memory_order_relaxed);
@@ -297,10 +303,10 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 FILE* fopen(const char* path, const char* mode) {
-  return stream_open(Fn::fopen, [&] { return open_path(path); }, [&] { return REAL(fopen)(path, mode); });
+  return stream_open(Fn::fopen, mode, [&] { return open_path(path); }, [&] { return REAL(fopen)(path, mode); });
 }
 FILE* fopen64(const char* path, const char* mode) {
-  return stream_open(Fn::fopen64, [&] { return open_path(path); }, [&] { return REAL(fopen64)(path, mode); });
+  return stream_open(Fn::fopen64, mode, [&] { return open_path(path); }, [&] { return REAL(fopen64)(path, mode); });
 }
 // fileno: Darshan counts it as an open of the stream's file in its POSIX
 // record (POSIX_OPENS, POSIX_FILENOS). Recorded in the POSIX layer with the
@@ -319,13 +325,19 @@ int fileno(FILE* fp) {
   return r;
 }
 FILE* fdopen(int fd, const char* mode) {
-  return stream_open(Fn::fdopen, [&] { return fd_path(fd); }, [&] { return REAL(fdopen)(fd, mode); });
+  return stream_open(Fn::fdopen, mode, [&] { return fd_path(fd); }, [&] { return REAL(fdopen)(fd, mode); });
 }
+// freopen(NULL, mode, fp) reopens the stream's own file in another mode: its
+// path is the one the stream had.
 FILE* freopen(const char* path, const char* mode, FILE* fp) {
-  return stream_open(Fn::freopen, [&] { return open_path(path); }, [&] { return REAL(freopen)(path, mode, fp); });
+  const uint32_t own = path || !g_hot.active || !fp ? 0 : fd_path(stream_fd(fp));
+  return stream_open(Fn::freopen, mode, [&] { return path ? open_path(path) : own; },
+                     [&] { return REAL(freopen)(path, mode, fp); });
 }
 FILE* freopen64(const char* path, const char* mode, FILE* fp) {
-  return stream_open(Fn::freopen64, [&] { return open_path(path); }, [&] { return REAL(freopen64)(path, mode, fp); });
+  const uint32_t own = path || !g_hot.active || !fp ? 0 : fd_path(stream_fd(fp));
+  return stream_open(Fn::freopen64, mode, [&] { return path ? open_path(path) : own; },
+                     [&] { return REAL(freopen64)(path, mode, fp); });
 }
 
 int fclose(FILE* fp) {

@@ -1,0 +1,201 @@
+// libc calls at their edges (tests/core/programs/edges.c), found by a review
+// of the runtime: each program runs plain and under strata and must print the
+// same and end the same; the trace must hold what the program did.
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include "harness.h"
+
+namespace {
+
+using namespace core_test;
+
+const std::string kEdges = EDGES_BIN;
+
+struct Compared {
+  RunResult plain, traced;
+  std::string plain_dir, traced_dir, trace;
+};
+
+Compared run_both(const TempDir& tmp, const std::string& mode, int timeout_s = 30) {
+  Compared c;
+  c.plain_dir = tmp.mkdir("plain");
+  c.traced_dir = tmp.mkdir("traced");
+  c.trace = tmp.sub("trace");
+  c.plain = run({kEdges, mode, c.plain_dir}, timeout_s);
+  c.traced = strata_run(c.trace, {kEdges, mode, c.traced_dir}, {"-q"}, timeout_s);
+  EXPECT_FALSE(c.traced.timed_out) << mode << ": still running after the time limit";
+  EXPECT_EQ(c.traced.code, c.plain.code) << c.traced.err;
+  EXPECT_EQ(c.traced.out, c.plain.out);
+  return c;
+}
+
+bool names(const Event& e, const Compared& c, const std::string& file) { return e.path == c.traced_dir + "/" + file; }
+
+// Bad pointers and counts reach the kernel, which answers EFAULT or EINVAL:
+// the runtime used to read them first and crash the program (SIGSEGV).
+TEST(Edges, BadArgumentsGetTheKernelsErrors) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "badargs");
+  EXPECT_EQ(c.plain.out,
+            "readv(NULL, 5): -1 Bad address\n"
+            "writev(NULL, 5): -1 Bad address\n"
+            "readv(iov, INT_MAX): -1 Invalid argument\n"
+            "writev(iov, 1e8): -1 Invalid argument\n"
+            "preadv(iov, 2^30): -1 Invalid argument\n"
+            "pwritev(iov, -1): -1 Invalid argument\n"
+            "sendfile(off 0x8): -1 Bad address\n"
+            "copy_file_range(in_off 0x8): -1 Bad address\n"
+            "copy_file_range(out_off 0x8): -1 Bad address\n"
+            "closedir(NULL): -1 Invalid argument\n"
+            "writev(3 + 4): 7 \n"
+            "sendfile(from 2): 4 \n"
+            "sendfile moved the offset to 6\n"
+            "copy_file_range(1 -> 3): 2 \n"
+            "copy_file_range moved the offsets to 3, 5\n");
+  auto events = cat_trace(c.trace);
+  auto writev = select(events, [&](const Event& e) { return e.name == "writev" && names(e, c, "f") && e.ret == 7; });
+  ASSERT_EQ(writev.size(), 1u);
+  EXPECT_EQ(writev[0].size, 7);
+  EXPECT_EQ(writev[0].offset, 0);
+  auto sendfile = select(events, [&](const Event& e) { return e.name == "sendfile" && e.ret == 4; });
+  ASSERT_EQ(sendfile.size(), 1u);
+  EXPECT_TRUE(names(sendfile[0], c, "in"));
+  EXPECT_EQ(sendfile[0].offset, 2);  // where the copy started, read after the call
+  auto copy = select(events, [&](const Event& e) { return e.name == "copy_file_range" && e.ret == 2; });
+  ASSERT_EQ(copy.size(), 1u);
+  EXPECT_EQ(copy[0].offset, 1);
+  auto copy_out = select(events, [&](const Event& e) { return e.name == "copy_file_range.out"; });
+  ASSERT_EQ(copy_out.size(), 1u);
+  EXPECT_TRUE(names(copy_out[0], c, "out"));
+  EXPECT_EQ(copy_out[0].offset, 3);
+}
+
+// siginterrupt(sig, 1) before signal(): glibc's signal() then leaves
+// SA_RESTART out, and the read fails with EINTR (strata's signal() forced
+// SA_RESTART, and the read waited for ever).
+TEST(Edges, SiginterruptIsHonouredBySignal) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "siginterrupt");
+  EXPECT_EQ(c.plain.out, "read of an empty pipe: -1 Interrupted system call\n");
+}
+
+// A handler that leaves an interposed read with siglongjmp: the thread used to
+// stay marked as inside strata and record nothing more.
+TEST(Edges, LeavingACallWithLongjmpKeepsRecording) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "longjmp");
+  EXPECT_EQ(c.plain.out, "left the read\n");
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "open" && names(e, c, "after"); }), 1);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "write" && names(e, c, "after"); }), 5);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "close" && names(e, c, "after"); }), 1);
+}
+
+// quick_exit ends through glibc's own _exit: the trace used to be cut inside
+// its first block (unreadable).
+TEST(Edges, QuickExitFinishesTheTrace) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "quickexit");
+  EXPECT_EQ(c.plain.code, 3);
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "write" && names(e, c, "quick"); }), 10);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "exit" && e.ret == 3; }), 1);
+  RunResult info = run({kStrata, "info", c.trace});
+  EXPECT_EQ(info.out.find("incomplete"), std::string::npos) << info.out;
+}
+
+// daemon() forks and its parent leaves through glibc's own _exit: the
+// parent's events used to be lost.
+TEST(Edges, DaemonKeepsTheParentsEvents) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "daemon");
+  ASSERT_TRUE(wait_for([&] { return fs::exists(c.traced_dir + "/child") && fs::exists(c.plain_dir + "/child"); }, 20));
+  std::vector<Event> events;
+  // The daemon's own file gets its footer when it exits, just after the rename.
+  ASSERT_TRUE(wait_for(
+      [&] {
+        events = cat_trace(c.trace);
+        return count_if(events, [&](const Event& e) { return e.name == "write" && names(e, c, "child.tmp"); }) == 5;
+      },
+      20));
+  auto parent = select(events, [&](const Event& e) { return e.name == "write" && names(e, c, "parent"); });
+  ASSERT_EQ(parent.size(), 10u);
+  auto child = select(events, [&](const Event& e) { return e.name == "write" && names(e, c, "child.tmp"); });
+  EXPECT_NE(child[0].pid, parent[0].pid);
+}
+
+// A vfork child's dup2 acts on the child's descriptors: the parent's writes
+// to its stdout used to be recorded as writes to the file the child dup'ed.
+TEST(Edges, AVforkChildLeavesTheParentsDescriptorsAlone) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "vforkdup");
+  EXPECT_EQ(c.plain.out, "parent line\nparent line\nparent line\n");
+  auto events = cat_trace(c.trace);
+  auto to_a = select(events, [&](const Event& e) { return e.name == "write" && names(e, c, "a"); });
+  ASSERT_EQ(to_a.size(), 1u);
+  EXPECT_EQ(to_a[0].ret, 1);
+  EXPECT_EQ(to_a[0].offset, 0);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "dup2"; }), 0);
+}
+
+// An "a" stream writes at the end of the file, 10 bytes in.
+TEST(Edges, AppendStreamsWriteAtTheEnd) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "append");
+  EXPECT_EQ(c.plain.out, "ftell 18\n");
+  auto events = cat_trace(c.trace);
+  auto fwrite = select(events, [&](const Event& e) { return e.name == "fwrite" && names(e, c, "log"); });
+  ASSERT_EQ(fwrite.size(), 1u);
+  EXPECT_EQ(fwrite[0].offset, 10);
+  auto write = select(events, [&](const Event& e) { return e.name == "write" && names(e, c, "log") && e.ret == 3; });
+  ASSERT_EQ(write.size(), 1u);
+  EXPECT_EQ(write[0].offset, 15);
+}
+
+// freopen(NULL, mode, f) keeps the stream's file: its reads used to vanish.
+TEST(Edges, FreopenWithoutAPathKeepsTheFile) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "freopen");
+  EXPECT_EQ(c.plain.out, "fgets line1\nfgets line2\nfgets (end)\n");
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "freopen" && names(e, c, "lines"); }), 1);
+  auto fgets = select(events, [&](const Event& e) { return e.name == "fgets" && names(e, c, "lines"); });
+  ASSERT_EQ(fgets.size(), 3u);
+  EXPECT_EQ(fgets[1].offset, 6);
+}
+
+// MAP_ANONYMOUS with descriptor 0 (stdin, here a file) maps no file.
+TEST(Edges, AnAnonymousMappingNamesNoFile) {
+  TempDir tmp;
+  const std::string input = tmp.sub("input");
+  write_text(input, "stdin\n");
+  const std::string shell = "exec " + kEdges + " mmapanon < " + input;
+  RunResult plain = run({"/bin/sh", "-c", shell});
+  RunResult traced = strata_run(tmp.sub("trace"), {"/bin/sh", "-c", shell}, {"-q"});
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_EQ(plain.out, "mapped\n");
+  auto events = cat_trace(tmp.sub("trace"));
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name.starts_with("mmap") || e.name == "munmap"; }), 0);
+}
+
+// A timer's SIGEV_THREAD thread, which glibc starts without pthread_create,
+// cancels the main thread blocked in read(): the read used to be a direct
+// system call, no cancellation point, and the program hung.
+TEST(Edges, ATimersThreadCanCancelTheMainThread) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "timercancel");
+  EXPECT_EQ(c.plain.out, "main cancelled\n");
+}
+
+// An address-space limit too low for strata's buffers: the program runs,
+// untraced (it used to abort in strata's start-up, std::bad_alloc).
+TEST(Edges, ALowAddressSpaceLimitCostsTheTraceNotTheProgram) {
+  TempDir tmp;
+  RunResult r = run({"/bin/sh", "-c", "ulimit -v 35000; exec " + kStrata + " run -q -o " + tmp.sub("trace") + " -- /bin/echo ran"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "ran\n");
+}
+
+}  // namespace

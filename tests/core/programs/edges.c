@@ -1,0 +1,257 @@
+/* libc calls at their edges, each mode printing what the program sees
+ * (edges_test.cc runs it plain and under strata and compares, then reads the
+ * trace). DIR is a scratch directory.
+ *   edges badargs DIR     vectored and kernel-copy calls with bad pointers and
+ *                         counts (EFAULT, EINVAL), closedir(NULL); then good
+ *                         ones: writev of 3 + 4 bytes, sendfile from offset 2,
+ *                         copy_file_range from offset 1 to offset 3
+ *   edges siginterrupt    siginterrupt(SIGALRM, 1) then signal(): a read on an
+ *                         empty pipe fails with EINTR when the timer fires
+ *   edges longjmp DIR     a timer's handler leaves a blocking read with
+ *                         siglongjmp; then open, 5 writes, close of DIR/after
+ *   edges quickexit DIR   10 writes to DIR/quick, then quick_exit(3)
+ *   edges daemon DIR      10 writes to DIR/parent, then daemon(1, 1); the
+ *                         daemon writes DIR/child.tmp, renames it DIR/child
+ *   edges vforkdup DIR    opens DIR/a; a vfork child dup2s it onto 1
+ *                         and execs /bin/true; the parent then writes 3 lines
+ *                         to its own stdout
+ *   edges append DIR      a 10-byte file; fopen "a", fwrite 5 bytes, fflush,
+ *                         write 3 bytes on fileno(): at 10 and 15
+ *   edges freopen DIR     freopen(NULL, "r", f) of a 2-line file, then fgets x3
+ *   edges mmapanon        an anonymous mapping naming descriptor 0 (stdin,
+ *                         redirected from a file by the test)
+ *   edges timercancel     a SIGEV_THREAD timer's thread cancels the main
+ *                         thread, blocked in read(): its cleanup handler runs */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char* dir;
+
+static const char* at(const char* name) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  return path;
+}
+
+static void said(const char* what, long r) {
+  printf("%s: %ld %s\n", what, r, r < 0 ? strerror(errno) : "");
+  fflush(stdout);
+}
+
+static void every_50ms(void) {
+  struct itimerval it = {{0, 0}, {0, 50000}};
+  setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static int badargs(void) {
+  int fd = open(at("f"), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  char b[8];
+  struct iovec one = {b, 4};
+  errno = 0;
+  said("readv(NULL, 5)", readv(fd, NULL, 5));
+  said("writev(NULL, 5)", writev(fd, NULL, 5));
+  said("readv(iov, INT_MAX)", readv(fd, &one, INT_MAX));
+  said("writev(iov, 1e8)", writev(fd, &one, 100000000));
+  said("preadv(iov, 2^30)", preadv(fd, &one, 1 << 30, 0));
+  said("pwritev(iov, -1)", pwritev(fd, &one, -1, 0));
+  int in = open(at("in"), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  if (write(in, "0123456789", 10) != 10) return 2;
+  int out = open(at("out"), O_CREAT | O_RDWR | O_TRUNC, 0644);
+  said("sendfile(off 0x8)", sendfile(out, in, (off_t*)8, 5));
+  said("copy_file_range(in_off 0x8)", copy_file_range(in, (loff_t*)8, out, NULL, 5, 0));
+  said("copy_file_range(out_off 0x8)", copy_file_range(in, NULL, out, (loff_t*)8, 5, 0));
+  said("closedir(NULL)", closedir(NULL));
+  struct iovec two[2] = {{"abc", 3}, {"defg", 4}};
+  said("writev(3 + 4)", writev(fd, two, 2));
+  off_t from = 2;
+  said("sendfile(from 2)", sendfile(out, in, &from, 4));
+  printf("sendfile moved the offset to %ld\n", (long)from);
+  loff_t in_off = 1, out_off = 3;
+  said("copy_file_range(1 -> 3)", copy_file_range(in, &in_off, out, &out_off, 2, 0));
+  printf("copy_file_range moved the offsets to %ld, %ld\n", (long)in_off, (long)out_off);
+  return 0;
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+static int interrupting(void) {
+  siginterrupt(SIGALRM, 1);
+  signal(SIGALRM, on_alarm);
+  int p[2];
+  if (pipe(p) != 0) return 2;
+  every_50ms();
+  char c;
+  said("read of an empty pipe", read(p[0], &c, 1));
+  return 0;
+}
+
+static sigjmp_buf escape;
+static void jump_out(int sig) {
+  (void)sig;
+  siglongjmp(escape, 1);
+}
+
+static int leave_by_longjmp(void) {
+  signal(SIGALRM, jump_out);
+  int p[2];
+  if (pipe(p) != 0) return 2;
+  if (sigsetjmp(escape, 1) == 0) {
+    every_50ms();
+    char c;
+    said("read", read(p[0], &c, 1));  /* never returns */
+  }
+  int fd = open(at("after"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  for (int i = 0; i < 5; ++i)
+    if (write(fd, "x", 1) != 1) return 2;
+  close(fd);
+  printf("left the read\n");
+  return 0;
+}
+
+static int quick(void) {
+  int fd = open(at("quick"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  for (int i = 0; i < 10; ++i)
+    if (write(fd, "line\n", 5) != 5) return 2;
+  printf("quick_exit\n");
+  fflush(stdout);
+  quick_exit(3);
+}
+
+static int become_daemon(void) {
+  int fd = open(at("parent"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  for (int i = 0; i < 10; ++i)
+    if (write(fd, "line\n", 5) != 5) return 2;
+  close(fd);
+  printf("daemon\n");
+  fflush(stdout);
+  if (daemon(1, 1) != 0) return 2;
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s", at("child.tmp"));
+  fd = open(tmp, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  for (int i = 0; i < 5; ++i)
+    if (write(fd, "line\n", 5) != 5) return 2;
+  close(fd);
+  rename(tmp, at("child"));
+  return 0;
+}
+
+static int vfork_dup(void) {
+  int fd = open(at("a"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (fd < 0) return 2;
+  pid_t pid = vfork();
+  if (pid == 0) {
+    dup2(fd, 1);
+    execl("/bin/true", "true", (char*)NULL);
+    _exit(127);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  for (int i = 0; i < 3; ++i)
+    if (write(1, "parent line\n", 12) != 12) return 2;
+  if (write(fd, "a", 1) != 1) return 2;
+  return 0;
+}
+
+static int append(void) {
+  int fd = open(at("log"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (write(fd, "0123456789", 10) != 10) return 2;
+  close(fd);
+  FILE* f = fopen(at("log"), "a");
+  fwrite("abcde", 1, 5, f);
+  fflush(f);
+  if (write(fileno(f), "xyz", 3) != 3) return 2;
+  printf("ftell %ld\n", ftell(f));
+  fclose(f);
+  return 0;
+}
+
+static int reopen(void) {
+  FILE* f = fopen(at("lines"), "w");
+  fputs("line1\nline2\n", f);
+  fclose(f);
+  f = fopen(at("lines"), "r+");
+  f = freopen(NULL, "r", f);
+  if (!f) return 2;
+  char line[64];
+  for (int i = 0; i < 3; ++i) printf("fgets %s", fgets(line, sizeof line, f) ? line : "(end)\n");
+  fclose(f);
+  return 0;
+}
+
+static int anonymous(void) {
+  void* p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, 0, 0);
+  if (p == MAP_FAILED) return 2;
+  memset(p, 1, 4096);
+  munmap(p, 4096);
+  printf("mapped\n");
+  return 0;
+}
+
+static pthread_t main_thread;
+static void cancel_main(union sigval v) {
+  (void)v;
+  pthread_cancel(main_thread);
+}
+static void cleanup(void* arg) {
+  (void)arg;
+  printf("main cancelled\n");
+  fflush(stdout);
+  _exit(0);  /* glibc's timer thread would keep the process alive */
+}
+
+static int timer_cancel(void) {
+  main_thread = pthread_self();
+  struct sigevent sev;
+  memset(&sev, 0, sizeof sev);
+  sev.sigev_notify = SIGEV_THREAD;
+  sev.sigev_notify_function = cancel_main;
+  timer_t timer;
+  if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) return 2;
+  struct itimerspec its = {{0, 0}, {0, 50000000}};
+  timer_settime(timer, 0, &its, NULL);
+  int p[2];
+  if (pipe(p) != 0) return 2;
+  char c;
+  pthread_cleanup_push(cleanup, NULL);
+  read(p[0], &c, 1);
+  pthread_cleanup_pop(0);
+  return 1;
+}
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (argc < 2) return 2;
+  const char* mode = argv[1];
+  dir = argc > 2 ? argv[2] : ".";
+  if (!strcmp(mode, "badargs")) return badargs();
+  if (!strcmp(mode, "siginterrupt")) return interrupting();
+  if (!strcmp(mode, "longjmp")) return leave_by_longjmp();
+  if (!strcmp(mode, "quickexit")) return quick();
+  if (!strcmp(mode, "daemon")) return become_daemon();
+  if (!strcmp(mode, "vforkdup")) return vfork_dup();
+  if (!strcmp(mode, "append")) return append();
+  if (!strcmp(mode, "freopen")) return reopen();
+  if (!strcmp(mode, "mmapanon")) return anonymous();
+  if (!strcmp(mode, "timercancel")) {
+    timer_cancel();
+    return 1;
+  }
+  return 2;
+}

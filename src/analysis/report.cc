@@ -1250,6 +1250,9 @@ void write_darshan(const Job& job, std::ostream& out, const std::string& path_pr
       << "# metadata: note = counters computed by strata from a trace; see docs/analysis.md\n";
   if (!path_prefix.empty()) out << "# metadata: paths = only those starting with " << path_prefix << "\n";
   if (!job.sizes_known) out << "# metadata: sizes = unknown (trace without sizes): size counters are -1\n";
+  // Dropped events, a process killed before its footer: the counters below
+  // are lower bounds, said where a darshan-parser reader looks.
+  for (const std::string& w : job.warnings) out << "# warning: " << one_line(w) << "\n";
   out << "\n# mounted file systems (mount point and fs type)\n# -------------------------------------------------------\n";
   out << "\n# *******************************************************\n# POSIX module data\n"
          "# *******************************************************\n\n# description of POSIX counters: see "

@@ -1241,6 +1241,11 @@ TEST_F(BadInputs, TruncatedStrataFiles) {
     const std::string name = fs::path(p).filename().string();
     for (auto& s : w) named = named || (s.rfind(name + ": truncated", 0) == 0);
     EXPECT_TRUE(named) << "no warning naming the truncated file: [" << join(w) << "]";
+    // darshan-parser's form says it too, in its header: its counters are
+    // lower bounds.
+    RunResult d = run({kStrata, "analyze", p, "--darshan"}, 60);
+    ASSERT_EQ(d.code, 0) << describe(d);
+    EXPECT_NE(d.out.find("\n# warning: " + name + ": truncated"), std::string::npos) << d.out.substr(0, 2000);
   }
   // Every cut point: never a crash.
   const std::string p = dir_->sub("cut-any.strata");

@@ -38,16 +38,20 @@ def _strata_chain_next_sitecustomize():
         return
     module = module_from_spec(spec)
     # The chained module sees itself as "sitecustomize", like it would have.
+    ours = sys.modules.get("sitecustomize")
     sys.modules["sitecustomize"] = module
     try:
         spec.loader.exec_module(module)
-    except Exception:
-        # site.py prints and ignores errors of sitecustomize; do the same.
-        import traceback
-        print("Error in sitecustomize (chained by strata); set PYTHONVERBOSE "
-              "for traceback:", file=sys.stderr)
-        if os.environ.get("PYTHONVERBOSE"):
-            traceback.print_exc()
+    except Exception as err:
+        # What site.py prints for a sitecustomize that raised, and then goes
+        # on; the half-run module is not kept (the import system wants a
+        # module under the name: this one's).
+        sys.modules["sitecustomize"] = ours
+        if sys.flags.verbose:
+            sys.excepthook(*sys.exc_info())
+        else:
+            sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n"
+                             "%s: %s\n" % (err.__class__.__name__, err))
 
 
 def _strata_autoload():

@@ -226,7 +226,7 @@ def _set_tags(kv):
         kb = _b(k)
         if v is None:
             _tag_unset(kb)
-        elif isinstance(v, (bool, int)):
+        elif isinstance(v, (bool, int)) and -(1 << 63) <= v < (1 << 63):
             _tag_set_int(kb, int(v))
         else:
             _tag_set_str(kb, str(v).encode("utf-8", "surrogateescape"))
@@ -234,8 +234,9 @@ def _set_tags(kv):
 
 class tag:
     """Sets context tags on the calling thread: every event it records afterwards
-    (application, POSIX and STDIO events) carries them. Ints are stored as ints,
-    anything else as its str(); None removes the key.
+    (application, POSIX and STDIO events) carries them. Ints are stored as ints
+    (past 64 bits, as their str()), anything else as its str(); None removes
+    the key.
 
         strata.tag(epoch=3)              # in force until changed
         with strata.tag(stage="eval"):   # restored at the end of the block
@@ -292,33 +293,51 @@ class region:
                 self._saved = None
         return False
 
-    def __call__(self, fn):  # also usable as a decorator: @strata.region("x")
-        return trace(fn, name=self._name, cat=self._cat)
+    def __call__(self, fn):  # also usable as a decorator: @strata.region("x", stage="eval")
+        return _trace(fn, self._name, self._cat, self._tags)
 
 
-def _wrap_function(fn, nb, cb):
+def _enter_tags(tags):
+    """Tags in force for one timed section of a wrapper (region's keywords)."""
+    if not tags:
+        return None
+    saved = _tag_save()
+    _set_tags(tags)
+    return saved
+
+
+def _leave_tags(saved):
+    if saved is not None:
+        _tag_restore(saved)
+
+
+def _wrap_function(fn, nb, cb, tags):
     @_wraps(fn)
     def wrapper(*args, **kwargs):
+        saved = _enter_tags(tags)
         t0 = _now()
         try:
             return fn(*args, **kwargs)
         finally:
             _complete(nb, cb, t0, _now() - t0)
+            _leave_tags(saved)
     return wrapper
 
 
-def _wrap_coroutine(fn, nb, cb):
+def _wrap_coroutine(fn, nb, cb, tags):
     @_wraps(fn)
     async def wrapper(*args, **kwargs):
+        saved = _enter_tags(tags)
         t0 = _now()
         try:
             return await fn(*args, **kwargs)
         finally:
             _complete(nb, cb, t0, _now() - t0)
+            _leave_tags(saved)
     return wrapper
 
 
-def _wrap_generator(fn, nb, cb):
+def _wrap_generator(fn, nb, cb, tags):
     # One event per resumption of the generator (the time it spends producing
     # each item, not the consumer's time); send() and throw() are forwarded.
     @_wraps(fn)
@@ -326,6 +345,7 @@ def _wrap_generator(fn, nb, cb):
         gen = fn(*args, **kwargs)
         to_send, to_throw = None, None
         while True:
+            saved = _enter_tags(tags)
             t0 = _now()
             try:
                 if to_throw is not None:
@@ -335,11 +355,14 @@ def _wrap_generator(fn, nb, cb):
                     item = gen.send(to_send)
             except StopIteration as stop:
                 _complete(nb, cb, t0, _now() - t0)
+                _leave_tags(saved)
                 return stop.value
             except BaseException:
                 _complete(nb, cb, t0, _now() - t0)
+                _leave_tags(saved)
                 raise
             _complete(nb, cb, t0, _now() - t0)
+            _leave_tags(saved)
             try:
                 to_send = yield item
             except GeneratorExit:
@@ -350,28 +373,39 @@ def _wrap_generator(fn, nb, cb):
     return wrapper
 
 
-def _wrap_async_generator(fn, nb, cb):
-    # One event per resumption, as for generators; asend() values forwarded.
+def _wrap_async_generator(fn, nb, cb, tags):
+    # One event per resumption, as for generators; asend() values and
+    # athrow() exceptions forwarded.
     @_wraps(fn)
     async def wrapper(*args, **kwargs):
         agen = fn(*args, **kwargs)
-        to_send = None
+        to_send, to_throw = None, None
         while True:
+            saved = _enter_tags(tags)
             t0 = _now()
             try:
-                item = await agen.asend(to_send)
+                if to_throw is not None:
+                    exc, to_throw = to_throw, None
+                    item = await agen.athrow(exc)
+                else:
+                    item = await agen.asend(to_send)
             except StopAsyncIteration:
                 _complete(nb, cb, t0, _now() - t0)
+                _leave_tags(saved)
                 return
             except BaseException:
                 _complete(nb, cb, t0, _now() - t0)
+                _leave_tags(saved)
                 raise
             _complete(nb, cb, t0, _now() - t0)
+            _leave_tags(saved)
             try:
                 to_send = yield item
             except GeneratorExit:
                 await agen.aclose()
                 raise
+            except BaseException as exc:
+                to_throw, to_send = exc, None
     return wrapper
 
 
@@ -389,8 +423,12 @@ def trace(fn=None, *, name=None, cat="app"):
     """
     if fn is None:
         return lambda f: trace(f, name=name, cat=cat)
+    return _trace(fn, name, cat, None)
+
+
+def _trace(fn, name, cat, tags):
     if isinstance(fn, (staticmethod, classmethod)):
-        return type(fn)(trace(fn.__func__, name=name, cat=cat))
+        return type(fn)(_trace(fn.__func__, name, cat, tags))
     if not ENABLED:
         return fn
     nb = _b(name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "call"))
@@ -398,12 +436,12 @@ def trace(fn=None, *, name=None, cat="app"):
     # code flags instead of the inspect module (heavy to import at start-up)
     flags = getattr(getattr(fn, "__code__", None), "co_flags", 0)
     if flags & 0x20:     # CO_GENERATOR
-        return _wrap_generator(fn, nb, cb)
+        return _wrap_generator(fn, nb, cb, tags)
     if flags & 0x200:    # CO_ASYNC_GENERATOR
-        return _wrap_async_generator(fn, nb, cb)
+        return _wrap_async_generator(fn, nb, cb, tags)
     if flags & 0x80:     # CO_COROUTINE
-        return _wrap_coroutine(fn, nb, cb)
-    return _wrap_function(fn, nb, cb)
+        return _wrap_coroutine(fn, nb, cb, tags)
+    return _wrap_function(fn, nb, cb, tags)
 
 
 def _iterate(iterable, nb, fb, cb, kb, start):

@@ -110,6 +110,22 @@ def test_autoload_chains_existing_sitecustomize(tmp_path):
     assert out[1] == str(other / "sitecustomize.py")
 
 
+def test_a_failing_chained_sitecustomize_is_reported_as_python_does(tmp_path):
+    # site.py prints the exception's type and message and goes on: so does
+    # the chain, with the same words.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("raise NameError('user sitecustomize broke')\n")
+    code = "print('ran')"
+    plain = subprocess.run([conftest.PYTHON, "-c", code], env=conftest.clean_env({"PYTHONPATH": str(other)}),
+                           capture_output=True, text=True)
+    env = conftest.clean_env({"PYTHONPATH": os.pathsep.join([conftest.AUTOLOAD, str(other), conftest.PYDIR])})
+    chained = subprocess.run([conftest.PYTHON, "-c", code], env=env, capture_output=True, text=True)
+    assert plain.stderr == ("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n"
+                            "NameError: user sitecustomize broke\n")
+    assert (chained.returncode, chained.stdout, chained.stderr) == (plain.returncode, plain.stdout, plain.stderr)
+
+
 def test_autoload_chains_debian_sitecustomize():
     # Without another one on PYTHONPATH, the system's (Debian's) still runs.
     env = conftest.clean_env({"PYTHONPATH": os.pathsep.join([conftest.AUTOLOAD, conftest.PYDIR])})
@@ -127,7 +143,7 @@ def test_wraps_metadata_kept_when_enabled_api_is_used():
         """doc of f"""
         return a + b
 
-    w = strata._wrap_function(f, b"f", b"app")
+    w = strata._wrap_function(f, b"f", b"app", None)
     assert w.__name__ == "f" and w.__doc__ == "doc of f" and w.__wrapped__ is f
     assert w.__qualname__ == f.__qualname__ and w.__module__ == f.__module__
 

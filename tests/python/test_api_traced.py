@@ -64,6 +64,21 @@ def test_decorator_async(api_trace):
     _, _, df = api_trace
     assert count(df, "coro", "test") == 1
     assert count(df, "agen", "test") == 4
+    # athrow() reaches the generator, which catches it: next, athrow
+    assert count(df, "agen_catch", "test") == 2
+
+
+def test_region_as_decorator_tags_each_call(api_trace):
+    _, data, df = api_trace
+    ev = df[df["name"] == "decorated"]
+    assert len(ev) == 2 and (ev["stage"] == "eval").all()
+    assert (data_events(df, data, "read")["stage"] == "eval").sum() >= 2
+
+
+def test_an_int_tag_past_64_bits_is_its_string(api_trace):
+    _, data, df = api_trace
+    reads = data_events(df, data, "read")
+    assert (reads["big"].astype(str) == str(2 ** 70)).sum() >= 1
 
 
 def test_iterate(api_trace):
@@ -84,7 +99,7 @@ def test_iterate(api_trace):
 def test_tags_on_posix_events(api_trace):
     _, data, df = api_trace
     opens = data_events(df, data, "open")
-    assert len(opens) == 8   # read_file() ran 8 times
+    assert len(opens) == 11   # read_file() ran 11 times
     tagged = opens[opens["epoch"] == 7]
     assert len(tagged) == 1 and tagged["stage"].iloc[0] == "train"
     assert df["epoch"].dropna().eq(7).all()

@@ -94,9 +94,22 @@ async def agen(n):
         yield i
 
 
+# an async generator that catches what athrow() sends in: 2 resumptions
+@strata.trace(name="agen_catch", cat="test")
+async def agen_catch():
+    try:
+        yield 1
+    except ValueError:
+        yield "caught"
+
+
 async def use_async():
     assert await coro() == 5
     assert [x async for x in agen(3)] == [0, 1, 2]
+    g = agen_catch()
+    assert await g.__anext__() == 1
+    assert await g.athrow(ValueError) == "caught"
+    await g.aclose()
 
 
 asyncio.run(use_async())
@@ -109,6 +122,19 @@ for i, x in enumerate(strata.iterate(range(5), name="loop", tag="step", cat="tes
 # tags: int and str, as context manager and persistent
 with strata.tag(epoch=7, stage="train"):
     read_file()
+# an int past 64 bits: a string, as without strata nothing fails
+with strata.tag(big=2 ** 70):
+    read_file()
+
+
+# region as a decorator: its tags on each call (2 calls)
+@strata.region("decorated", cat="test", stage="eval")
+def decorated():
+    read_file()
+
+
+decorated()
+decorated()
 strata.tag(run="r1")
 strata.instant("mark", cat="test")
 strata.counter("queue_depth", 42)

@@ -24,6 +24,7 @@ constinit Globals g;
 __thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread bool t_done __attribute__((tls_model("initial-exec"))) = false;
 __thread bool t_vfork_child __attribute__((tls_model("initial-exec"))) = false;
+__thread bool t_no_ring __attribute__((tls_model("initial-exec"))) = false;  // its ring could not be mapped
 
 void signals_install();    // signals.cc
 void signals_uninstall();  // signals.cc
@@ -233,6 +234,7 @@ void fork_child() {
   }
   if (t_state) t_state->tid = static_cast<uint32_t>(sys::gettid());
   fd_offsets_shared();
+  g.ringless_dropped.store(0, std::memory_order_relaxed);
   g.finalized.store(false);
   take_time_anchors();
   live_forget_in_child();
@@ -277,6 +279,14 @@ ThreadState* reuse_exited_state() {
 
 }  // namespace
 
+ThreadState* first_state_or_drop() {
+  if (!t_done) {
+    if (ThreadState* s = create_thread_state()) return s;
+  }
+  if (t_no_ring) g.ringless_dropped.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
 ThreadState* create_thread_state() {
   if (g.initialized.load(std::memory_order_acquire) != 2 || !g_hot.active) return nullptr;
   ThreadState* s = take_free_state();
@@ -294,8 +304,9 @@ ThreadState* create_thread_state() {
       if (slots) sys::unmap(slots, g.cfg.buffer_bytes);
     }
     errno = saved_errno;  // also advice an older kernel refuses (map_ring)
-    if (!mem || !slots) {
+    if (!mem || !slots) {  // an address-space limit: the thread's events are counted as dropped
       t_done = true;
+      t_no_ring = true;
       return nullptr;
     }
     s = new (mem) ThreadState();

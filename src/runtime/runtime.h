@@ -121,6 +121,9 @@ inline uint64_t now_ticks() {
 extern __thread ThreadState* t_state __attribute__((tls_model("initial-exec"), visibility("hidden")));
 extern __thread bool t_done __attribute__((tls_model("initial-exec"), visibility("hidden")));
 ThreadState* create_thread_state();
+// recording_thread's way out when the thread has no state yet: creates it,
+// or counts the event as dropped when its ring could not be mapped.
+ThreadState* first_state_or_drop();
 
 // Set in a vfork child, which runs on its parent's thread and memory until it
 // execs or exits: it records nothing and leaves the parent's descriptor table
@@ -188,7 +191,7 @@ void record_event(ThreadState* t, uint32_t name, uint64_t t0, uint64_t t1, int f
 __attribute__((always_inline)) inline ThreadState* recording_thread(Layer layer) {
   if (!g_hot.record[static_cast<int>(layer)].load(std::memory_order_relaxed)) return nullptr;
   ThreadState* t = t_state;
-  if (__builtin_expect(t == nullptr, 0)) t = t_done ? nullptr : create_thread_state();
+  if (__builtin_expect(t == nullptr, 0)) t = first_state_or_drop();
   return t && !t->busy ? t : nullptr;
 }
 

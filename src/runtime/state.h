@@ -90,6 +90,7 @@ struct Globals {
   std::atomic<ThreadState*> threads{nullptr};
   std::atomic<uint32_t> thread_states{0};  // how many are mapped (each with its ring)
   std::atomic<uint32_t> rings_freed{0};    // bumped (and woken) as the writer frees exited threads' rings
+  std::atomic<uint64_t> ringless_dropped{0};  // events of threads whose ring could not be mapped
   pthread_key_t thread_key{};
   int pid = 0, ppid = 0;
   uint64_t start_wall_ns = 0, start_mono_ns = 0, start_ticks = 0;

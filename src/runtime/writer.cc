@@ -761,7 +761,7 @@ bool writer_start() {
 }
 
 uint64_t writer_dropped_total() {
-  uint64_t total = w.write_dropped;
+  uint64_t total = w.write_dropped + g.ringless_dropped.load(std::memory_order_relaxed);
   for (ThreadState* s = g.threads.load(std::memory_order_acquire); s; s = s->next)
     total += s->dropped.load(std::memory_order_relaxed);
   return total;

@@ -189,6 +189,18 @@ TEST(Edges, ATimersThreadCanCancelTheMainThread) {
   EXPECT_EQ(c.plain.out, "main cancelled\n");
 }
 
+// A thread whose ring cannot be mapped (an address-space limit): its events
+// are counted as dropped (they used to vanish with "0 dropped").
+TEST(Edges, AThreadWithoutARingCountsItsEventsAsDropped) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "ringless");
+  EXPECT_EQ(c.plain.out, "thread wrote: yes\n");
+  Info info = info_trace(c.trace);
+  auto events = cat_trace(c.trace);
+  const int64_t recorded = count_if(events, [&](const Event& e) { return names(e, c, "t"); });
+  EXPECT_EQ(recorded + info.dropped, 102) << "open, 100 writes, close";
+}
+
 // An address-space limit too low for strata's buffers: the program runs,
 // untraced (it used to abort in strata's start-up, std::bad_alloc).
 TEST(Edges, ALowAddressSpaceLimitCostsTheTraceNotTheProgram) {

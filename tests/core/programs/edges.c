@@ -21,7 +21,10 @@
  *   edges mmapanon        an anonymous mapping naming descriptor 0 (stdin,
  *                         redirected from a file by the test)
  *   edges timercancel     a SIGEV_THREAD timer's thread cancels the main
- *                         thread, blocked in read(): its cleanup handler runs */
+ *                         thread, blocked in read(): its cleanup handler runs
+ *   edges ringless DIR    an address-space limit 1 MiB above what the process
+ *                         maps, then a thread (64 KiB stack) that opens
+ *                         DIR/t, writes it 100 times and closes it */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -235,6 +239,40 @@ static int timer_cancel(void) {
   return 1;
 }
 
+static long vm_size_kb(void) {
+  FILE* f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kb = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "VmSize:", 7)) kb = atol(line + 7);
+  if (f) fclose(f);
+  return kb;
+}
+
+static void* write_100(void* arg) {
+  (void)arg;
+  int fd = open(at("t"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  for (int i = 0; i < 100; ++i)
+    if (write(fd, "t", 1) != 1) return (void*)1;
+  close(fd);
+  return NULL;
+}
+
+static int ringless(void) {
+  const rlim_t limit = (rlim_t)(vm_size_kb() + 1024) * 1024;
+  struct rlimit rl = {limit, limit};
+  if (setrlimit(RLIMIT_AS, &rl) != 0) return 2;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  pthread_t t;
+  if (pthread_create(&t, &attr, write_100, NULL) != 0) return 2;
+  void* r;
+  pthread_join(t, &r);
+  printf("thread wrote: %s\n", r ? "no" : "yes");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -249,6 +287,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "append")) return append();
   if (!strcmp(mode, "freopen")) return reopen();
   if (!strcmp(mode, "mmapanon")) return anonymous();
+  if (!strcmp(mode, "ringless")) return ringless();
   if (!strcmp(mode, "timercancel")) {
     timer_cancel();
     return 1;

@@ -56,23 +56,22 @@ void walk_pfw(const std::string& trace, Fn&& fn) {
 
 void num(JsonOut& j, const char* key, const NumField& f) {
   if (!f.present) return;
-  j.raw(",\"");
-  j.raw(key);
   if (!f.ranged) {
+    j.raw(",\"");
+    j.raw(key);
     j.raw("\":");
     j.i64(f.v);
     return;
   }
-  j.raw("_min\":");
-  j.i64(f.min);
-  j.raw(",\"");
-  j.raw(key);
-  j.raw("_max\":");
-  j.i64(f.max);
-  j.raw(",\"");
-  j.raw(key);
-  j.raw("_sum\":");
-  j.i64(f.sum);
+  // The parts the record wrote, and only those: nothing made up.
+  const std::pair<const char*, int64_t> parts[] = {{"_min\":", f.min}, {"_max\":", f.max}, {"_sum\":", f.sum}};
+  for (int i = 0; i < 3; ++i) {
+    if (!(f.parts & (1u << i))) continue;
+    j.raw(",\"");
+    j.raw(key);
+    j.raw(parts[i].first);
+    j.i64(parts[i].second);
+  }
 }
 
 // The fields of a record after "ph": pid, tid, ts, dur (us) and args.

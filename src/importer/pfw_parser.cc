@@ -313,6 +313,7 @@ bool PfwParser::parse(const Line& line, PfwRecord& r) {
           } else {
             if (!nf->ranged) ++r.approx_fields;
             nf->ranged = true;
+            nf->parts |= static_cast<uint8_t>(1u << (part - 1));
             (part == 1 ? nf->min : part == 2 ? nf->max : nf->sum) = iv;
           }
           nf->present = true;

@@ -39,6 +39,7 @@ struct NumField {
   bool ranged = false;
   int64_t v = 0;  // plain value
   int64_t min = 0, max = 0, sum = 0;
+  uint8_t parts = 0;  // which of _min (1), _max (2), _sum (4) the record wrote
   // Total over n calls (exact when plain or ranged).
   int64_t total(int64_t n) const { return ranged ? sum : v * n; }
 };

@@ -97,6 +97,22 @@ TEST(PfwV2, CatOneLinePerRecord) {
   EXPECT_NE(out.find("\"calls\":4"), std::string::npos);
   EXPECT_NE(out.find("\"layer\":\"UNKNOWN\""), std::string::npos);
   EXPECT_NE(out.find("\"path\":\"/data/in.dat\""), std::string::npos);
+  EXPECT_NE(out.find("\"count_min\":10,\"count_max\":1000,\"count_sum\":1510"), std::string::npos) << out;
+}
+
+// An aggregated field given by its _min and _max only: cat writes what the
+// record holds, not a made-up _sum of 0.
+TEST(PfwV2, CatWritesTheRangeAsGiven) {
+  Tmp t;
+  const std::string pfw = t.dir + "/agg.pfw";
+  std::ofstream(pfw) << R"({"id":3,"name":"read","cat":"POSIX","type":3,"pid":9,"tid":9,"ts":2000010,"ph":3,)"
+                     << R"("args":{"fd":3,"count":4096,"ret":4096,"dft_cnt":10,"dur_sum":100,"dur_min":5,)"
+                     << R"("dur_max":20,"offset_min":0,"offset_max":36864}})" << "\n";
+  int rc = -1;
+  std::string out = sh("'" + kBin + "' cat '" + pfw + "'", &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("\"offset_min\":0,\"offset_max\":36864"), std::string::npos) << out;
+  EXPECT_EQ(out.find("offset_sum"), std::string::npos) << out;
 }
 
 TEST(PfwV2, CatAndConvertOneXSamples) {

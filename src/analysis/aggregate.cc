@@ -579,8 +579,11 @@ STRATA_HOT_INLINE void UnitAgg::count_file(Proc& p, const IoEvent& e, const Fact
   switch (f.op) {
     case Op::kOpen:
     case Op::kFdopen:
-      ++pf.opens;
-      pf.fdopens += f.op == Op::kFdopen;
+      // Calls that failed are counted per function (errors), not as the
+      // file's opens or stats, as Darshan's records count them; their time
+      // was spent all the same.
+      pf.opens += !x.failed;
+      pf.fdopens += !x.failed && f.op == Op::kFdopen;
       pf.meta_ns += e.dur;
       break;
     case Op::kRead:
@@ -615,7 +618,7 @@ STRATA_HOT_INLINE void UnitAgg::count_file(Proc& p, const IoEvent& e, const Fact
       break;
     }
     case Op::kStat:
-      ++pf.stats;
+      pf.stats += !x.failed;
       pf.meta_ns += e.dur;
       break;
     case Op::kSeek:

@@ -273,6 +273,26 @@ TEST(AnalyzeE2E, ReadWriteSwitchesSeeksStatsSyncs) {
   EXPECT_EQ(func_count(*j, "POSIX", {"lseek", "lseek64"}), 2);
 }
 
+// A failed open and a failed stat before the file exists (cp's first try):
+// counted per function as errors, not as the file's opens and stats, as
+// Darshan's record counts them.
+TEST(AnalyzeE2E, FailedCallsAreNotTheFilesOpens) {
+  TempDir t;
+  const std::string f = t.sub("made.dat");
+  RUN_OK(t.sub("trace"), {"failed", f});
+  Darshan d = analyze_darshan(t.sub("trace"));
+  const DarshanRecord* r = only(d, "POSIX", f);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->c.at("POSIX_OPENS"), 1);
+  EXPECT_EQ(r->c.at("POSIX_STATS"), 1);
+  EXPECT_EQ(r->c.at("POSIX_WRITES"), 1);
+  auto j = analyze_json(t.sub("trace"));
+  auto fe = file_entry(*j, f);
+  EXPECT_EQ(I(fe, "opens"), 1);
+  EXPECT_EQ(I(fe, "stats"), 1);
+  EXPECT_EQ(I(fe, "writes"), 1);
+}
+
 // fopen(w), 3 x fwrite(1000), fflush, fclose; fopen(r), 3 x fread(1000),
 // fseek(0), fread(100 x 5), fclose.
 TEST(AnalyzeE2E, StdioCounters) {

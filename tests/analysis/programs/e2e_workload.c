@@ -23,6 +23,8 @@
  *   align FILE            6 writes then 6 reads (every read/write form), 6 of them
  *                         with a buffer not aligned to 8 bytes (see align_io())
  *   seeks FILE            fwrite after fseek SEEK_SET/SEEK_CUR/SEEK_END, rewind, fsetpos
+ *   failed FILE           open(O_WRONLY) and stat of FILE before it exists (both fail),
+ *                         then open(O_CREAT), a 100-byte write, close, stat
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -101,6 +103,16 @@ static void mixed(const char* path) {
   if (fsync(fd) != 0) die("fsync");
   if (fdatasync(fd) != 0) die("fdatasync");
   close(fd);
+}
+
+/* As cp does: an open that fails (ENOENT) before the one that creates. */
+static void failed_first(const char* path) {
+  struct stat st;
+  if (open(path, O_WRONLY) >= 0 || stat(path, &st) == 0) die("exists already");
+  int fd = xopen(path, O_WRONLY | O_CREAT);
+  if (write(fd, buf, 100) != 100) die("write");
+  close(fd);
+  if (stat(path, &st) != 0) die("stat");
 }
 
 static void stdio_io(const char* path) {
@@ -426,6 +438,8 @@ int main(int argc, char** argv) {
     rnd(argv[2]);
   } else if (!strcmp(m, "mixed") && argc == 3) {
     mixed(argv[2]);
+  } else if (!strcmp(m, "failed") && argc == 3) {
+    failed_first(argv[2]);
   } else if (!strcmp(m, "stdio") && argc == 3) {
     stdio_io(argv[2]);
   } else if (!strcmp(m, "shared") && argc == 5) {

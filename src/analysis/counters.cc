@@ -409,8 +409,11 @@ void CounterEngine::on_stdio(const CounterEvent& e) {
 
 namespace {
 
+// 0 is "never"; a start may be negative (a DFTracer trace's time origin is
+// its first record, and a longer call on another thread may have started
+// before it), and the earlier one wins as set_start would have it.
 inline void min_nonzero(double& into, double v) {
-  if ((v < into && v > 0) || into == 0) into = v;
+  if (v != 0 && (into == 0 || v < into)) into = v;
 }
 
 }  // namespace

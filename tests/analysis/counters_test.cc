@@ -332,6 +332,18 @@ TEST(Counters, MergeAcrossProcesses) {
   EXPECT_DOUBLE_EQ(r.fcounters[POSIX_F_READ_END_TIMESTAMP], 3.5);
 }
 
+// A start before the time origin (negative: a DFTracer trace whose first
+// record is not its earliest call) survives the merge.
+TEST(Counters, MergeKeepsAnEarlierNegativeStart) {
+  Feed a, b;
+  a.open(3);
+  a.pread(3, 4096, 0);
+  b.t = -0.5;
+  b.open(9);
+  a.eng.merge(b.eng);
+  EXPECT_DOUBLE_EQ(a.rec().fcounters[POSIX_F_OPEN_START_TIMESTAMP], -0.5);
+}
+
 // Tables past their first four values (kept outside the record) merge exactly.
 TEST(Counters, MergeCountsValuesBeyondTheFourth) {
   Feed a, b;

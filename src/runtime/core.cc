@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/single_threaded.h>
 #include <unistd.h>
 
@@ -418,6 +419,14 @@ void begin_tracing() {
 }
 }  // namespace
 
+bool address_space_for_tracing() {
+  constexpr size_t kNeed = size_t{48} << 20;
+  void* probe = ::mmap(nullptr, kNeed, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (probe == MAP_FAILED) return false;
+  ::munmap(probe, kNeed);
+  return true;
+}
+
 void ensure_initialized() {
   int expected = 0;
   if (!g.initialized.compare_exchange_strong(expected, 1)) return;
@@ -430,7 +439,15 @@ void ensure_initialized() {
     return;
   }
   // Memory strata cannot have (a low address-space limit, `ulimit -v`) costs
-  // the trace, never the program: the runtime stays inactive.
+  // the trace, never the program: the runtime stays inactive. Asked first of
+  // the kernel (the buffers, the first ring and the writer's stack take ~37
+  // MB of address space): under a very low limit even the exception that
+  // would report it cannot be allocated.
+  if (!address_space_for_tracing()) {
+    t_done = false;
+    g.initialized.store(2, std::memory_order_release);
+    return;
+  }
   try {
     begin_tracing();
   } catch (const std::bad_alloc&) {

@@ -302,7 +302,7 @@ template <class Call>
 int fcntl_op(int fd, int cmd, void* arg, Call call) {
   if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) return dup_op(Fn::fcntl, fd, call);
   int r = call();
-  if (cmd == F_SETFL && r == 0 && g_hot.active && (reinterpret_cast<intptr_t>(arg) & O_APPEND)) fd_set_append(fd);
+  if (cmd == F_SETFL && r == 0 && keeps_fd_table() && (reinterpret_cast<intptr_t>(arg) & O_APPEND)) fd_set_append(fd);
   return r;
 }
 
@@ -651,9 +651,11 @@ ssize_t copy_file_range(int in, off64_t* in_off, int out, off64_t* out_off, size
                      [&] { return REAL(copy_file_range)(in, in_off, out, out_off, n, flags); });
 }
 
+// A vfork child's chdir is its own (keeps_fd_table: the working directory
+// strata keeps is the parent's as much as its descriptors are).
 int chdir(const char* path) {
   int r = REAL(chdir)(path);
-  if (r == 0 && g_hot.active) {
+  if (r == 0 && keeps_fd_table()) {
     int saved = errno;
     refresh_cwd();
     errno = saved;
@@ -662,7 +664,7 @@ int chdir(const char* path) {
 }
 int fchdir(int fd) {
   int r = REAL(fchdir)(fd);
-  if (r == 0 && g_hot.active) {
+  if (r == 0 && keeps_fd_table()) {
     int saved = errno;
     refresh_cwd();
     errno = saved;
@@ -701,6 +703,7 @@ int shm_open(const char* name, int oflag, mode_t mode) {
   if (ThreadState* t = recording_thread(Layer::POSIX)) {
     const int saved = errno;
     t->busy = 1;
+    t->busy_sp = 0;  // not an interposer's frame a longjmp could leave (signals.cc)
     while (*name == '/') ++name;
     char path[kPathMax];
     const int n = std::snprintf(path, sizeof(path), "/dev/shm/%s", name);

@@ -68,6 +68,7 @@ __thread uint64_t t_vfork_t0 __attribute__((tls_model("initial-exec")));
 __thread ThreadState* t_vfork_thread __attribute__((tls_model("initial-exec")));
 __thread bool t_vfork_saved_done __attribute__((tls_model("initial-exec")));
 __thread decltype(ThreadState::busy) t_vfork_saved_busy __attribute__((tls_model("initial-exec")));
+__thread uintptr_t t_vfork_saved_busy_sp __attribute__((tls_model("initial-exec")));
 
 // The variables a traced child must inherit, captured at start-up.
 constexpr int kMaxInherited = 24;
@@ -315,14 +316,19 @@ __attribute__((visibility("hidden"))) void* strata_vfork_leave(long result) {
     t_done = true;
     if (ThreadState* t = t_state) {
       t_vfork_saved_busy = t->busy;
+      t_vfork_saved_busy_sp = t->busy_sp;
       t->busy = 1;
+      t->busy_sp = 0;
     }
     return caller;
   }
   if (t_vfork_child) {
     t_vfork_child = false;
     t_done = t_vfork_saved_done;
-    if (ThreadState* t = t_state) t->busy = t_vfork_saved_busy;
+    if (ThreadState* t = t_state) {
+      t->busy = t_vfork_saved_busy;
+      t->busy_sp = t_vfork_saved_busy_sp;
+    }
   }
   if (t_vfork_thread) {
     const int err = result < 0 ? errno : 0;

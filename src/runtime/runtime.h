@@ -262,17 +262,27 @@ class IoScope {
 };
 
 // Marks the calling thread as inside the runtime for the scope's lifetime.
+// Its frame is not an interposer's: a longjmp out of it must leave the
+// thread marked (busy_sp 0, signals.cc), and the mark is put back as it was.
 class InternalScope {
  public:
   InternalScope() : t_(t_state) {
-    if (t_) ++t_->busy;
+    if (t_) {
+      ++t_->busy;
+      saved_sp_ = t_->busy_sp;
+      t_->busy_sp = 0;
+    }
   }
   ~InternalScope() {
-    if (t_) --t_->busy;
+    if (t_) {
+      --t_->busy;
+      t_->busy_sp = saved_sp_;
+    }
   }
 
  private:
   ThreadState* t_;
+  uintptr_t saved_sp_ = 0;
 };
 
 // Lifecycle (core.cc).

@@ -30,6 +30,7 @@
 #include <ctime>
 
 #include "runtime/forwarded_signal.h"
+#include "runtime/intern.h"
 #include "runtime/real.h"
 #include "runtime/state.h"
 #include "runtime/writer.h"
@@ -240,6 +241,12 @@ void signals_install() {
   // a handler would make them delivered. Init keeps its dispositions.
   if (getpid() == 1) return;
   if (const char* p = getenv(forwarded_signal::kLauncherPidVariable)) launcher_pid = static_cast<pid_t>(atoi(p));
+  // Resolved now, not at their first use, which is mostly inside a signal
+  // handler (where dlsym is not safe).
+  (void)REAL(longjmp);
+  (void)REAL(_longjmp);
+  (void)REAL(siglongjmp);
+  (void)REAL(__longjmp_chk);
   for (int i = 0; i < kNumSignals; ++i) {
     struct sigaction current {};
     if (REAL(sigaction)(kSignals[i], nullptr, &current) != 0) continue;
@@ -321,6 +328,12 @@ extern "C" __attribute__((visibility("default"))) int siginterrupt(int sig, int 
   if (r == 0) {
     if (flag) sigaddset(&interrupting, sig);
     else sigdelset(&interrupting, sig);
+    // glibc changed SA_RESTART of the action the kernel holds: when that is
+    // the wrapper of the program's handler, the view follows.
+    const int i = slot_of(sig);
+    struct sigaction k {};
+    if (i >= 0 && watches[i].tracked && REAL(sigaction)(sig, nullptr, &k) == 0 && holds_wrapper(k))
+      watches[i].app.sa_flags = (watches[i].app.sa_flags & ~SA_RESTART) | (k.sa_flags & SA_RESTART);
   }
   return r;
 }
@@ -350,19 +363,28 @@ extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig, s
 // (glibc's jmp_buf, pointer-mangled, x86-64) tells whether the marked frame is
 // left: a target above it is outside the call.
 namespace {
+// Left marked (as before) when strata holds one of its locks there (the
+// thread's next interning would wait for ever on the lock it left), when the
+// mark is not an interposer's (busy_sp 0), and when the jump stays on the
+// alternate signal stack the handler runs on (its addresses say nothing of
+// the thread's stack).
 void leaving_frames_below(const void* env) {
 #if defined(__x86_64__)
   using strata::runtime::t_state;
   strata::runtime::ThreadState* t = t_state;
-  if (!t || !t->busy || !t->busy_sp) return;
+  if (!t || t->busy != 1 || !t->busy_sp || strata::runtime::t_runtime_locks != 0) return;
   uintptr_t sp = reinterpret_cast<const long*>(env)[6];  // JB_RSP
   uintptr_t guard;
   asm("mov %%fs:0x30, %0" : "=r"(guard));  // tcbhead_t.pointer_guard
   sp = ((sp >> 0x11) | (sp << (64 - 0x11))) ^ guard;
-  if (sp > t->busy_sp) {
-    t->busy = 0;
-    t->busy_sp = 0;
+  if (sp <= t->busy_sp) return;
+  stack_t alt;
+  if (sigaltstack(nullptr, &alt) == 0 && (alt.ss_flags & SS_ONSTACK)) {
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(alt.ss_sp);
+    if (sp >= lo && sp < lo + alt.ss_size) return;
   }
+  t->busy = 0;
+  t->busy_sp = 0;
 #else
   (void)env;
 #endif

@@ -249,8 +249,11 @@ FILE* stream_open(Fn fn, const char* mode, PathOf path_of, Call call) {
       fd_opened(fd, sid, append ? kPosFromKernel : 0);
       if (FdEntry* e = append ? fd_entry(fd) : nullptr) e->spos.store(kPosFromKernel, std::memory_order_relaxed);
     } else if (FdEntry* e = fd_entry(fd)) {
+      // glibc's fdopen "a" sets O_APPEND on the descriptor itself.
+      if (mode && mode[0] == 'a') fd_set_append(fd);
       // The stream starts at the descriptor's offset; when that is the
-      // kernel's (shared), where the kernel is at the stream's first use.
+      // kernel's (shared, or appending), where the kernel is at the stream's
+      // first use.
       const int64_t pos = e->pos.load(std::memory_order_relaxed);
       e->spos.store(pos == kPosFromKernel || pos >= 0 ? pos : 0, std::memory_order_relaxed);
     }
@@ -345,7 +348,7 @@ int fclose(FILE* fp) {
   int fd = stream_fd(fp);
   if (!s.on()) {
     int r = REAL(fclose)(fp);
-    if (g_hot.active) fd_closed(fd);
+    if (keeps_fd_table()) fd_closed(fd);
     return r;
   }
   uint32_t path = fd_path(fd);

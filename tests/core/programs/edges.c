@@ -12,16 +12,25 @@
  *   edges quickexit DIR   10 writes to DIR/quick, then quick_exit(3)
  *   edges daemon DIR      10 writes to DIR/parent, then daemon(1, 1); the
  *                         daemon writes DIR/child.tmp, renames it DIR/child
- *   edges vforkdup DIR    opens DIR/a; a vfork child dup2s it onto 1
+ *   edges vforkdup DIR    chdir DIR, opens DIR/a; a vfork child chdirs to / and dup2s it onto 1
  *                         and execs /bin/true; the parent then writes 3 lines
- *                         to its own stdout
+ *                         to its own stdout and opens "relative" (its cwd is DIR)
  *   edges append DIR      a 10-byte file; fopen "a", fwrite 5 bytes, fflush,
- *                         write 3 bytes on fileno(): at 10 and 15
+ *                         write 3 bytes on fileno(): at 10 and 15; then fdopen "a"
+ *                         of a plain O_WRONLY descriptor, fwrite 4 bytes: at 18
  *   edges freopen DIR     freopen(NULL, "r", f) of a 2-line file, then fgets x3
  *   edges mmapanon        an anonymous mapping naming descriptor 0 (stdin,
  *                         redirected from a file by the test)
  *   edges timercancel     a SIGEV_THREAD timer's thread cancels the main
  *                         thread, blocked in read(): its cleanup handler runs
+ *   edges jumpstorm DIR   a 30 us timer whose handler siglongjmps back around opens
+ *                         of 20,000 missing paths under DIR (some land while strata
+ *                         holds a lock); then the timer stops and DIR/after is written
+ *   edges altjump DIR     a thread opens missing paths under DIR while the main
+ *                         thread sends it SIGUSR1 5,000 times; the handler runs on an
+ *                         alternate stack mapped before the thread's, jumps within
+ *                         itself (setjmp/longjmp) and opens a missing path too
+ *   edges restartview     siginterrupt() on a handled signal: what sigaction reports
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
  *                         DIR/t, writes it 100 times and closes it */
@@ -157,10 +166,12 @@ static int become_daemon(void) {
 }
 
 static int vfork_dup(void) {
+  if (chdir(dir) != 0) return 2;
   int fd = open(at("a"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
   if (fd < 0) return 2;
   pid_t pid = vfork();
   if (pid == 0) {
+    if (chdir("/") != 0) _exit(126); /* the child's working directory, not the parent's */
     dup2(fd, 1);
     execl("/bin/true", "true", (char*)NULL);
     _exit(127);
@@ -170,6 +181,8 @@ static int vfork_dup(void) {
   for (int i = 0; i < 3; ++i)
     if (write(1, "parent line\n", 12) != 12) return 2;
   if (write(fd, "a", 1) != 1) return 2;
+  int rel = open("relative", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (rel < 0 || write(rel, "r", 1) != 1) return 2;
   return 0;
 }
 
@@ -182,6 +195,11 @@ static int append(void) {
   fflush(f);
   if (write(fileno(f), "xyz", 3) != 3) return 2;
   printf("ftell %ld\n", ftell(f));
+  fclose(f);
+  /* fdopen "a" of a descriptor opened without O_APPEND: glibc adds it */
+  fd = open(at("log"), O_WRONLY);
+  f = fdopen(fd, "a");
+  fwrite("ABCD", 1, 4, f);
   fclose(f);
   return 0;
 }
@@ -239,6 +257,99 @@ static int timer_cancel(void) {
   return 1;
 }
 
+static sigjmp_buf storm_env;
+static void storm_jump(int sig) {
+  (void)sig;
+  siglongjmp(storm_env, 1);
+}
+
+static int jump_storm(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = storm_jump;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval it = {{0, 30}, {0, 30}};
+  setitimer(ITIMER_REAL, &it, NULL);
+  volatile int i = 0;
+  char path[4096];
+  sigsetjmp(storm_env, 1);
+  for (; i < 20000; i++) {
+    snprintf(path, sizeof path, "%s/missing-%d", dir, (int)i);
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0) close(fd);
+  }
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  int fd = open(at("after"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (write(fd, "x", 1) != 1) return 2;
+  close(fd);
+  printf("opened 20000\n");
+  return 0;
+}
+
+static void* alt_stack;
+static volatile int alt_stop;
+static volatile sig_atomic_t alt_hits;
+
+static void on_alt_stack(int sig) {
+  (void)sig;
+  jmp_buf local;
+  if (!setjmp(local)) longjmp(local, 1);  /* a library's error recovery, say */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/h%d", dir, (int)alt_hits++);
+  int fd = open(path, O_RDONLY);
+  if (fd >= 0) close(fd);
+}
+
+static void* open_missing(void* arg) {
+  stack_t ss = {.ss_sp = alt_stack, .ss_size = 65536, .ss_flags = 0};
+  sigaltstack(&ss, NULL);
+  char path[4096];
+  for (long i = 0; !alt_stop; i++) {
+    snprintf(path, sizeof path, "%s/t%ld", dir, i % 1000);
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0) close(fd);
+  }
+  return arg;
+}
+
+static int alt_jump(void) {
+  alt_stack = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alt_stack;
+  sa.sa_flags = SA_ONSTACK | SA_RESTART;
+  sigaction(SIGUSR1, &sa, NULL);
+  pthread_t t;
+  if (pthread_create(&t, NULL, open_missing, NULL) != 0) return 2;
+  for (int k = 0; k < 5000; k++) {
+    pthread_kill(t, SIGUSR1);
+    usleep(50);
+  }
+  alt_stop = 1;
+  pthread_join(t, NULL);
+  printf("handled: %s\n", alt_hits > 0 ? "yes" : "no");
+  return 0;
+}
+
+static void nothing(int sig) { (void)sig; }
+
+static int restart_view(void) {
+  struct sigaction sa, seen;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = nothing;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGUSR1, &sa, NULL);
+  siginterrupt(SIGUSR1, 1);
+  sigaction(SIGUSR1, NULL, &seen);
+  printf("after siginterrupt(1): SA_RESTART %d\n", !!(seen.sa_flags & SA_RESTART));
+  siginterrupt(SIGUSR1, 0);
+  sigaction(SIGUSR1, NULL, &seen);
+  printf("after siginterrupt(0): SA_RESTART %d\n", !!(seen.sa_flags & SA_RESTART));
+  return 0;
+}
+
 static long vm_size_kb(void) {
   FILE* f = fopen("/proc/self/status", "r");
   char line[256];
@@ -288,6 +399,9 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "freopen")) return reopen();
   if (!strcmp(mode, "mmapanon")) return anonymous();
   if (!strcmp(mode, "ringless")) return ringless();
+  if (!strcmp(mode, "jumpstorm")) return jump_storm();
+  if (!strcmp(mode, "altjump")) return alt_jump();
+  if (!strcmp(mode, "restartview")) return restart_view();
   if (!strcmp(mode, "timercancel")) {
     timer_cancel();
     return 1;

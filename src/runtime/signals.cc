@@ -391,23 +391,14 @@ void leaving_frames_below(const void* env) {
 }
 }  // namespace
 
-extern "C" __attribute__((visibility("default"), noreturn)) void longjmp(jmp_buf env, int val) {
-  leaving_frames_below(env);
-  REAL(longjmp)(env, val);
-  __builtin_unreachable();
-}
-extern "C" __attribute__((visibility("default"), noreturn)) void _longjmp(jmp_buf env, int val) {
-  leaving_frames_below(env);
-  REAL(_longjmp)(env, val);
-  __builtin_unreachable();
-}
-extern "C" __attribute__((visibility("default"), noreturn)) void siglongjmp(sigjmp_buf env, int val) {
-  leaving_frames_below(env);
-  REAL(siglongjmp)(env, val);
-  __builtin_unreachable();
-}
-extern "C" __attribute__((visibility("default"), noreturn)) void __longjmp_chk(jmp_buf env, int val) {
-  leaving_frames_below(env);
-  REAL(__longjmp_chk)(env, val);
-  __builtin_unreachable();
-}
+#define STRATA_LONGJMP(fn, buf_type)                                                           \
+  extern "C" __attribute__((visibility("default"), noreturn)) void fn(buf_type env, int val) { \
+    leaving_frames_below(env);                                                                 \
+    REAL(fn)(env, val);                                                                        \
+    __builtin_unreachable();                                                                   \
+  }
+STRATA_LONGJMP(longjmp, jmp_buf)
+STRATA_LONGJMP(_longjmp, jmp_buf)
+STRATA_LONGJMP(siglongjmp, sigjmp_buf)
+STRATA_LONGJMP(__longjmp_chk, jmp_buf)
+#undef STRATA_LONGJMP

@@ -596,6 +596,30 @@ void flush_locked(bool final_flush) {
   if (final_flush) write_footer();
 }
 
+// Memory the writer cannot have (the program lowered its address-space limit
+// below what the process holds, `ulimit -v` then exec) costs the trace, never
+// the program: the rest of the file's events are counted as dropped.
+void out_of_memory() {
+  w.have_file = false;
+  if (w.create_errno == 0) w.create_errno = ENOMEM;
+}
+
+void flush_guarded(bool final_flush) {
+  try {
+    flush_locked(final_flush);
+  } catch (const std::bad_alloc&) {
+    out_of_memory();
+  }
+}
+
+void drain_guarded(uint64_t min_events) {
+  try {
+    drain(min_events);
+  } catch (const std::bad_alloc&) {
+    out_of_memory();
+  }
+}
+
 // Under --live: a switch or a counters snapshot a controller asked for, or a
 // timed switch now due. The rings are drained in the old mode first.
 void serve_live_requests() {
@@ -648,14 +672,14 @@ void writer_round(uint64_t interval_ns) {
     FileLease lease;
     uint64_t now = mono_ns();
     if (req != 0) {
-      flush_locked(req & kFinalBit);
+      flush_guarded(req & kFinalBit);
       if (req & kFinalBit) g.finalized.store(true, std::memory_order_release);
       w.last_periodic_ns = now;
     } else if (now - w.last_periodic_ns >= interval_ns) {
-      flush_locked(false);
+      flush_guarded(false);
       w.last_periodic_ns = now;
     } else {
-      drain(g.cfg.buffer_bytes / sizeof(RawEvent) / 2);
+      drain_guarded(g.cfg.buffer_bytes / sizeof(RawEvent) / 2);
     }
   }
   if (req != 0) {
@@ -675,8 +699,12 @@ void* writer_main(void*) {
   if (sys::own_fs_context() == 0) w.fs_private.store(true, std::memory_order_release);  // the trace path is absolute
   w.writer_tid.store(static_cast<uint32_t>(sys::gettid()), std::memory_order_release);
   lock_writer();
-  if (!w.have_file) open_file();
-  else if (w.private_table) reopen_private();  // started again (writer_resume)
+  try {
+    if (!w.have_file) open_file();
+    else if (w.private_table) reopen_private();  // started again (writer_resume)
+  } catch (const std::bad_alloc&) {
+    out_of_memory();
+  }
   live_open_slot();
   if (std::atomic<uint32_t>* word = live_wake_word()) {
     w.wake_ptr.store(word, std::memory_order_release);
@@ -786,7 +814,7 @@ void writer_flush(bool final_flush) {
   lock_writer();
   if (!g.finalized.load(std::memory_order_acquire)) {
     FileLease lease;
-    flush_locked(final_flush);
+    flush_guarded(final_flush);
   }
   if (final_flush) g.finalized.store(true, std::memory_order_release);
   unlock_writer();
@@ -833,7 +861,7 @@ void writer_request_flush(bool final_flush, int timeout_ms) {
     if (try_lock_writer()) {
       if (!g.finalized.load()) {
         FileLease lease;
-        flush_locked(final_flush);
+        flush_guarded(final_flush);
       }
       if (final_flush) g.finalized.store(true, std::memory_order_release);
       unlock_writer();
@@ -911,7 +939,13 @@ void reset_for_new_file() {
   seen->clear();
   profile_reset();
   w.last_periodic_ns = mono_ns();
-  if (!start_thread()) open_file();
+  if (!start_thread()) {
+    try {
+      open_file();
+    } catch (const std::bad_alloc&) {
+      out_of_memory();
+    }
+  }
 }
 }  // namespace
 

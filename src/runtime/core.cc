@@ -7,6 +7,7 @@
 #include <sys/single_threaded.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -417,15 +418,19 @@ void begin_tracing() {
   signals_install();
   set_active(true);
 }
-}  // namespace
 
+// The probe's failure must not leave ENOMEM in the errno the program reads
+// after the call that started the runtime.
 bool address_space_for_tracing() {
   constexpr size_t kNeed = size_t{48} << 20;
+  const int saved_errno = errno;
   void* probe = ::mmap(nullptr, kNeed, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  errno = saved_errno;
   if (probe == MAP_FAILED) return false;
   ::munmap(probe, kNeed);
   return true;
 }
+}  // namespace
 
 void ensure_initialized() {
   int expected = 0;

@@ -259,53 +259,108 @@ def breakdown(result):
     return lines
 
 
-def callgrind_instructions(strata, tmp, job, data):
-    """Instructions strata adds to the job run in one process (num_workers=0),
-    from callgrind: exact between runs with PYTHONHASHSEED fixed (within
-    ~1 M of ~15,000 M), where wall and CPU time move by several percent. The
-    plain and the traced run go side by side (~2 minutes each)."""
-    one = os.path.join(tmp, "job-one-process.py")
-    with open(job) as f:
-        text = f.read()
-    with open(one, "w") as f:
-        f.write(text.replace("num_workers=2, persistent_workers=False", "num_workers=0"))
-    env = dict(os.environ, PYTHONHASHSEED="0")
+# Under valgrind the job runs ~50 times slower, so strata's periodic flush
+# (every 1 s) would cut ~50 times more, smaller blocks than in a real run and
+# inflate the writer's share (zstd builds its tables per block). The interval
+# is stretched by the same factor for the traced run.
+CALLGRIND_ENV = {"PYTHONHASHSEED": "0", "STRATA_FLUSH_INTERVAL_MS": "50000"}
+
+
+def callgrind_instructions(strata, tmp, job, data, workers):
+    """Instructions strata adds to the job, from callgrind: exact between
+    runs with PYTHONHASHSEED fixed (within ~1 M of ~15,000 M), where wall and
+    CPU time move by several percent. With workers=False the job runs in one
+    process (num_workers=0, ~2 minutes); with workers=True it is the real job
+    (2 DataLoader workers forked per epoch, ~5 minutes): each process dumps
+    its counts before every fork (--dump-before=_Fork), so a worker's file
+    holds its own instructions only, not its parent's up to the fork (what
+    callgrind gives a forked child otherwise). The plain and the traced run go
+    side by side."""
+    if workers:
+        run_job = job
+    else:
+        run_job = os.path.join(tmp, "job-one-process.py")
+        with open(job) as f:
+            text = f.read()
+        with open(run_job, "w") as f:
+            f.write(text.replace("num_workers=2, persistent_workers=False", "num_workers=0"))
+    env = dict(os.environ, **CALLGRIND_ENV)
     out = {k: os.path.join(tmp, "cg-" + k) for k in ("plain", "traced")}
     trace = os.path.join(tmp, "t-callgrind")
     cmds = {
-        "plain": [sys.executable, one, data],
+        "plain": [sys.executable, run_job, data],
         # --trace-children: strata run starts the job as its child
-        "traced": [strata, "run", "-q", "-o", trace, "--", sys.executable, one, data],
+        "traced": [strata, "run", "-q", "-o", trace, "--", sys.executable, run_job, data],
     }
     procs = {k: subprocess.Popen(["valgrind", "--tool=callgrind", "--trace-children=yes",
-                                  "--callgrind-out-file=" + out[k] + ".%p"] + cmds[k],
+                                  "--dump-before=_Fork", "--callgrind-out-file=" + out[k] + ".%p"] + cmds[k],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
              for k in cmds}
     for k, p in procs.items():
-        if p.wait(timeout=1800) != 0:
+        if p.wait(timeout=3600) != 0:
             raise SystemExit("callgrind run %s failed" % k)
-    totals = {}
-    for k in cmds:
-        files = [os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("cg-" + k + ".")]
-        total = 0
-        for path in files:
-            with open(path) as f:
-                for line in f:
-                    if line.startswith(("summary:", "totals:")):
-                        total += int(line.split()[1])
-                        break
-        totals[k] = total
+    files = {k: sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("cg-" + k + "."))
+             for k in cmds}
+    totals = {k: sum(callgrind_total(path) for path in files[k]) for k in cmds}
     info = subprocess.run([strata, "info", "--json", trace], capture_output=True, text=True, check=True)
     events = json.loads(info.stdout)["events"]
     added = totals["traced"] - totals["plain"]
-    lines = ["callgrind, the job in one process (num_workers=0), PYTHONHASHSEED=0:",
+    what = ("the job as it is (2 workers per epoch, %d processes)" % json.loads(info.stdout)["processes"]
+            if workers else "the job in one process (num_workers=0)")
+    lines = ["callgrind, %s, PYTHONHASHSEED=0:" % what,
              "  plain %.1f M instructions, traced %.1f M: strata adds %.1f M (%+.2f%%), %.0f per event (%d events)"
              % (totals["plain"] / 1e6, totals["traced"] / 1e6, added / 1e6, 100.0 * added / totals["plain"],
                 added / max(1, events), events)]
-    plain = instructions_by_function([os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("cg-plain.")])
-    traced = instructions_by_function([os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("cg-traced.")])
+    if workers:
+        lines += per_process_instructions(files)
+        return lines
+    plain = instructions_by_function(files["plain"])
+    traced = instructions_by_function(files["traced"])
     if plain and traced:
         lines += where_instructions_go(plain, traced)
+    return lines
+
+
+def callgrind_total(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    return 0
+
+
+def per_process_instructions(files):
+    """Added instructions per process: the files of one process are
+    cg-KIND.PID[.PART]. The main process is the one that forked (its counts
+    come in parts, one per fork); the workers of the plain and the traced
+    run pair up by pid (pids grow, barring a wrap); the launcher (`strata
+    run`, traced only: its command line names strata) is apart."""
+    def by_pid(paths):
+        procs = {}
+        for path in paths:
+            pid = int(os.path.basename(path).split(".")[1])
+            procs.setdefault(pid, []).append(path)
+        return [(pid, sum(callgrind_total(p) for p in parts), parts) for pid, parts in sorted(procs.items())]
+
+    def is_launcher(parts):
+        with open(parts[0]) as f:
+            for line in f:
+                if line.startswith("cmd:"):
+                    return "strata" in line.split()[1]
+        return False
+
+    def main_first(procs):
+        return sorted(procs, key=lambda p: len(p[2]) == 1)  # stable: workers keep pid order
+
+    plain = main_first(by_pid(files["plain"]))
+    traced = main_first([p for p in by_pid(files["traced"]) if not is_launcher(p[2])])
+    launcher = sum(t for _, t, parts in by_pid(files["traced"]) if is_launcher(parts))
+    lines = ["  per process (first: the main process, then the workers in order of start):"]
+    for i, ((_, pt, _), (_, tt, _)) in enumerate(zip(plain, traced)):
+        lines.append("    %-8s plain %8.1f M  traced %8.1f M  %+7.1f M (%+.2f%%)"
+                     % ("main" if i == 0 else "worker", pt / 1e6, tt / 1e6, (tt - pt) / 1e6,
+                        100.0 * (tt - pt) / max(1, pt)))
+    lines.append("    launcher (strata run): %.1f M" % (launcher / 1e6))
     return lines
 
 
@@ -363,6 +418,9 @@ def main():
     ap.add_argument("--callgrind", action="store_true",
                     help="only the instructions strata adds to the job in one process (valgrind; "
                          "exact between runs, ~2 minutes)")
+    ap.add_argument("--callgrind-workers", action="store_true",
+                    help="only the instructions strata adds to the job as it is, with its workers, "
+                         "per process (valgrind; exact between runs, ~5 minutes)")
     ap.add_argument("--counts", action="store_true",
                     help="only the system calls and page faults each configuration adds (needs perf)")
     args = ap.parse_args()
@@ -380,8 +438,8 @@ def main():
             f.write(JOB.replace('if __name__ == "__main__":\n',
                                 'if __name__ == "__main__":\n    import gc; gc.disable()\n')
                     if args.no_gc else JOB)
-        if args.callgrind:
-            print("\n".join(callgrind_instructions(strata, tmp, job, data)))
+        if args.callgrind or args.callgrind_workers:
+            print("\n".join(callgrind_instructions(strata, tmp, job, data, args.callgrind_workers)))
             return
         if args.counts:
             print("\n".join(load_free_counts(strata, tmp, [sys.executable, job, data])))

@@ -13,6 +13,7 @@
 
 
 def _strata_chain_next_sitecustomize():
+    # True when the next sitecustomize ran and now holds the name.
     # The import system's own modules, loaded at start-up: importing the
     # importlib package (183 objects) would be strata's doing.
     try:
@@ -35,7 +36,7 @@ def _strata_chain_next_sitecustomize():
     rest = [p for p in sys.path if not same(p)]
     spec = PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None or spec.origin == __file__:
-        return
+        return False
     module = module_from_spec(spec)
     # The chained module sees itself as "sitecustomize", like it would have.
     ours = sys.modules.get("sitecustomize")
@@ -44,14 +45,19 @@ def _strata_chain_next_sitecustomize():
         spec.loader.exec_module(module)
     except Exception as err:
         # What site.py prints for a sitecustomize that raised, and then goes
-        # on; the half-run module is not kept (the import system wants a
-        # module under the name: this one's).
+        # on (silently for an ImportError of the name itself); the half-run
+        # module is not kept (the import system wants a module under the
+        # name until this one's end: this one's).
         sys.modules["sitecustomize"] = ours
+        if isinstance(err, ImportError) and err.name == "sitecustomize":
+            return False
         if sys.flags.verbose:
             sys.excepthook(*sys.exc_info())
         else:
             sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n"
                              "%s: %s\n" % (err.__class__.__name__, err))
+        return False
+    return True
 
 
 def _strata_autoload():
@@ -127,11 +133,21 @@ def _strata_leave_sys_path():
         pass
 
 
+_strata_chained = False
 try:
-    _strata_chain_next_sitecustomize()  # as it would run without strata
+    _strata_chained = _strata_chain_next_sitecustomize()  # as it would run without strata
 finally:
     try:
         _strata_autoload()
     finally:
         _strata_leave_sys_path()
     del _strata_chain_next_sitecustomize, _strata_autoload, _strata_leave_sys_path
+
+# Without a sitecustomize of its own (none further on sys.path, or one that
+# failed) the program has none in sys.modules: an ImportError of this name is
+# what site.py passes over in silence, and the import system then takes this
+# module out of sys.modules again. The layer's work above is done and kept.
+if not _strata_chained:
+    del _strata_chained
+    raise ImportError("no sitecustomize but strata's", name="sitecustomize")
+del _strata_chained

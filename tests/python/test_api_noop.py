@@ -116,13 +116,28 @@ def test_a_failing_chained_sitecustomize_is_reported_as_python_does(tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     (other / "sitecustomize.py").write_text("raise NameError('user sitecustomize broke')\n")
-    code = "print('ran')"
+    code = "import sys; print('ran', sys.modules.get('sitecustomize'))"
     plain = subprocess.run([conftest.PYTHON, "-c", code], env=conftest.clean_env({"PYTHONPATH": str(other)}),
                            capture_output=True, text=True)
     env = conftest.clean_env({"PYTHONPATH": os.pathsep.join([conftest.AUTOLOAD, str(other), conftest.PYDIR])})
     chained = subprocess.run([conftest.PYTHON, "-c", code], env=env, capture_output=True, text=True)
     assert plain.stderr == ("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n"
                             "NameError: user sitecustomize broke\n")
+    assert (chained.returncode, chained.stdout, chained.stderr) == (plain.returncode, plain.stdout, plain.stderr)
+
+
+def test_a_chained_sitecustomize_raising_its_own_importerror_is_silent(tmp_path):
+    # site.py passes over an ImportError naming sitecustomize in silence, and
+    # the program then has no sitecustomize module: neither has it traced.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("raise ImportError('gone', name='sitecustomize')\n")
+    code = "import sys; print('ran', sys.modules.get('sitecustomize'))"
+    plain = subprocess.run([conftest.PYTHON, "-c", code], env=conftest.clean_env({"PYTHONPATH": str(other)}),
+                           capture_output=True, text=True)
+    env = conftest.clean_env({"PYTHONPATH": os.pathsep.join([conftest.AUTOLOAD, str(other), conftest.PYDIR])})
+    chained = subprocess.run([conftest.PYTHON, "-c", code], env=env, capture_output=True, text=True)
+    assert (plain.returncode, plain.stdout, plain.stderr) == (0, "ran None\n", "")
     assert (chained.returncode, chained.stdout, chained.stderr) == (plain.returncode, plain.stdout, plain.stderr)
 
 

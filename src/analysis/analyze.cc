@@ -923,11 +923,6 @@ std::set<std::string> tag_keys(const std::string& input) {
   return keys.keys;
 }
 
-bool by_key_absent(const Job& job) {
-  for (auto& [value, agg] : job.by_tag)
-    if (value != "(none)") return false;
-  return true;
-}
 
 std::string options_error(const AnalyzeOptions& opts) {
   if (opts.top < 0) return "--top " + std::to_string(opts.top) + ": the number of rows must be 0 or more";
@@ -942,6 +937,19 @@ std::string options_error(const AnalyzeOptions& opts) {
 }
 
 }  // namespace
+
+std::string by_key_error(const Analysis& a) {
+  const AnalyzeOptions& o = a.opts();
+  if (o.by.empty()) return "";
+  for (auto& [value, agg] : a.job().by_tag)
+    if (value != "(none)") return "";
+  std::string msg = "--by " + o.by + ": no event of " + o.input + " carries the tag \"" + o.by + "\"; ";
+  std::set<std::string> keys = tag_keys(o.input);
+  if (keys.empty()) return msg + "its events carry no tags";
+  msg += "the tag keys it has:";
+  for (auto& k : keys) msg += " " + k;
+  return msg;
+}
 
 static int report(const Analysis& a, const AnalyzeOptions& opts, std::ostream& out, std::ostream& err);
 
@@ -981,17 +989,8 @@ int run_analyze(const AnalyzeOptions& opts, std::ostream& out, std::ostream& err
 // The reports of a finished analysis; the exit status of run_analyze.
 static int report(const Analysis& a, const AnalyzeOptions& opts, std::ostream& out, std::ostream& err) {
   const Job& job = a.job();
-  if (!opts.by.empty() && by_key_absent(job)) {
-    std::set<std::string> keys = tag_keys(opts.input);
-    err << "strata analyze: --by " << opts.by << ": no event of " << opts.input << " carries the tag \"" << opts.by
-        << "\"; ";
-    if (keys.empty()) {
-      err << "its events carry no tags\n";
-    } else {
-      err << "the tag keys it has:";
-      for (auto& k : keys) err << " " << k;
-      err << "\n";
-    }
+  if (std::string e = by_key_error(a); !e.empty()) {
+    err << "strata analyze: " << e << "\n";
     return 2;
   }
   if (!opts.html.empty()) {

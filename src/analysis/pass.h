@@ -133,6 +133,12 @@ Analysis run_passes(const AnalyzeOptions& o);
 std::vector<std::string> list_units(const std::string& input);
 std::string analyze_unit_bytes(const AnalyzeOptions& o, size_t unit);
 std::string merge_bytes(const AnalyzeOptions& o, std::string_view first, std::string_view later);
+// Throws InputError when o.by names a tag that no event carries, as
+// `strata analyze --by` refuses it.
 std::string report_from_bytes(const AnalyzeOptions& o, std::string_view merged, bool json);
+
+// What to tell the user when the analysis has --by KEY and no event carries
+// KEY (the keys the trace has instead), or "" (analyze.cc).
+std::string by_key_error(const Analysis& a);
 
 }  // namespace strata::analysis

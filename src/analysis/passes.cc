@@ -390,6 +390,7 @@ std::string report_from_bytes(const AnalyzeOptions& o, std::string_view merged, 
   UnitStates st(passes);
   st.load(merged);
   Analysis a(o, std::move(passes), std::move(st));
+  if (std::string e = by_key_error(a); !e.empty()) throw InputError(e);
   std::ostringstream out;
   if (json)
     a.write_json(out);

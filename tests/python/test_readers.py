@@ -147,6 +147,20 @@ def test_dask_analyze_equals_strata_analyze(traced):
 
 
 @needs_analysis
+def test_dask_analyze_refuses_a_by_tag_no_event_carries(traced):
+    # strata analyze --by KEY exits 2 naming the keys the trace has; the
+    # Dask form raised nothing and returned a report with one "(none)" row.
+    out, _, _ = traced
+    path = os.path.abspath(out)
+    cli = subprocess.run([conftest.strata_bin(), "analyze", "--json", "--by", "no_such_key", path],
+                         capture_output=True, text=True)
+    assert cli.returncode == 2 and cli.stdout == ""
+    with pytest.raises(ValueError) as err:
+        sd.analyze(path, json=True, by="no_such_key", scheduler="sync")
+    assert "strata analyze: " + str(err.value) + "\n" == cli.stderr
+
+
+@needs_analysis
 def test_dask_analyze_rejects_a_corrupt_state(traced):
     out, _, _ = traced
     native = strata._frame._load_native()

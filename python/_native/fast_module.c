@@ -353,14 +353,20 @@ static PyObject* iocall_reduce(PyObject* self, PyObject* unused) {
   return q;
 }
 
+/* Stored in a class, a Python function (numpy.load) binds as a method and
+ * a builtin (numpy.fromfile) does not: the stand-in does what orig does. */
 static PyObject* iocall_descr_get(PyObject* self, PyObject* obj, PyObject* type) {
   (void)type;
-  if (obj == NULL || obj == Py_None) {
+  if (obj == NULL || obj == Py_None || Py_TYPE(((IoCall*)self)->orig)->tp_descr_get == NULL) {
     Py_INCREF(self);
     return self;
   }
   return PyMethod_New(self, obj);
 }
+
+/* Printed as the function it stands for (a logged configuration naming
+ * np.load prints the same words). */
+static PyObject* iocall_repr(PyObject* self) { return PyObject_Repr(((IoCall*)self)->orig); }
 
 static PyMethodDef iocall_methods[] = {
     {"__reduce__", iocall_reduce, METH_NOARGS, NULL},
@@ -377,6 +383,7 @@ static PyTypeObject IoCallType = {
     .tp_dealloc = (destructor)iocall_dealloc,
     .tp_vectorcall_offset = offsetof(IoCall, vectorcall),
     .tp_call = iocall_call,
+    .tp_repr = iocall_repr,
     .tp_getattro = PyObject_GenericGetAttr,
     .tp_setattro = PyObject_GenericSetAttr,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,

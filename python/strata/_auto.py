@@ -795,6 +795,30 @@ def _io_wrapper(orig, name, cat, param, array_type=None, not_type=None):
     version is for builds without it."""
     if _io_call is not None:
         return _wraps(orig)(_io_call(orig, name, cat, array_type, not_type, param))
+    wrapper = _io_wrapper_py(orig, name, cat, param, array_type, not_type)
+    if hasattr(type(orig), "__get__"):
+        return wrapper
+
+    class Unbound:
+        """A builtin's (numpy.fromfile's) stand-in: stored in a class it stays
+        a plain callable, as the builtin does, instead of binding as a
+        method; pickled by name and printed as the builtin. Defined here:
+        only builds without strata._fast need it."""
+        __slots__ = ("__dict__", "__weakref__")
+
+        def __call__(self, *args, **kwargs):
+            return wrapper(*args, **kwargs)
+
+        def __reduce__(self):
+            return self.__qualname__
+
+        def __repr__(self):
+            return repr(orig)
+
+    return _wraps(orig)(Unbound())
+
+
+def _io_wrapper_py(orig, name, cat, param, array_type, not_type):
 
     @_wraps(orig)
     def wrapper(*args, **kwargs):

@@ -205,6 +205,10 @@ try:
     Holder().load(str(d / "a.npy"))
 except Exception as e:
     print(type(e).__name__)
+class Reader:
+    read = np.fromfile      # a builtin in a class does not bind
+print(Reader().read(str(d / "c.bin"), count=2).tolist())
+print(repr(np.fromfile), repr(np.load).split(" at ")[0], pickle.loads(pickle.dumps(np.fromfile)) is np.fromfile)
 import weakref
 print(weakref.ref(np.load)() is np.load)
 print(np.load(str(d / "a.npy")).sum(), np.load(d / "a.npy").sum(), np.load(file=d / "a.npy").sum())
@@ -257,6 +261,7 @@ def test_numpy_patches_pass_calls_through_and_record_them(tmp_path, fast):
         ("numpy.load", "D/a.npy", -1),                 # memory map
         ("numpy.load", "D/b.npz", -1),                 # NpzFile, not an array
         ("numpy.fromfile", "D/c.bin", 128), ("numpy.fromfile", "D/c.bin", 32),
+        ("numpy.fromfile", "D/c.bin", 16),             # called through a class attribute
         ("numpy.load", "D/missing.npy", -1),           # raised
         ("numpy.fromfile", "D/c.bin", -1),             # raised
         ("numpy.load", None, -1)]                      # bound to a Holder: its first argument, raised

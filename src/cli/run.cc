@@ -3,6 +3,8 @@
 // write into one trace directory. Exits with the command's exit code.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -393,6 +395,27 @@ void report_still_running(const std::string& dir, pid_t child) {
   for (auto& [pid, cmd] : running) std::fprintf(stderr, "strata:   pid %lld: %s\n", static_cast<long long>(pid), cmd.c_str());
 }
 
+// A command killed by a signal: strata ends by the same signal, so whoever
+// started it sees the status it would see for the command (a shell stops a
+// script at ^C only when its child died of SIGINT; Python's returncode is -N).
+// strata's own core dump is off: it would overwrite the command's `core`.
+// Returns only if the signal did not end strata.
+void end_like_the_command(int status, bool quiet) {
+  if (!WIFSIGNALED(status)) return;
+  const int sig = WTERMSIG(status);
+  if (WCOREDUMP(status) && !quiet) std::fprintf(stderr, "strata: the command dumped core\n");
+  std::fflush(nullptr);
+  prctl(PR_SET_DUMPABLE, 0);
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  signal(sig, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, sig);
+  pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+  raise(sig);
+}
+
 #ifndef STRATA_LEAN_RUN
 // The live server of `strata run --live`, serving while the command runs.
 // The job never depends on it: a server that cannot start is a warning.
@@ -546,6 +569,7 @@ int run_command(RunOptions o) {
     else std::fprintf(stderr, "strata: trace written to %s (%zu process file%s)\n", dir.c_str(), files, files == 1 ? "" : "s");
     if (files) report_still_running(dir, pid);
   }
+  end_like_the_command(status, o.quiet);
   return code;
 }
 

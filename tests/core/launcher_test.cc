@@ -113,16 +113,59 @@ TEST(Launcher, AOneShotHandlerSurvivesTheTwinOfItsSignal) {
   EXPECT_EQ(count_usr1(Send::kEachPid, true, "oneshot"), expected);
 }
 
+// strata ends by the command's signal, after the command: a strata that died
+// of the signal itself would leave the command running, orphaned.
 TEST(Launcher, CommandKilledByAForwardedSignalGives128PlusSignal) {
   TempDir tmp;
   const std::string ready = tmp.sub("ready");
   Child c = start({kStrata, "run", "-q", "-o", tmp.sub("trace"), "--", "/bin/sh", "-c",
-                   ": > " + ready + "; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done"});
+                   "echo $$ > " + ready + ".tmp; mv " + ready + ".tmp " + ready +
+                       "; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done"});
   ASSERT_TRUE(wait_for([&] { return fs::exists(ready); }, 20));
+  const pid_t command = std::stoi(read_text(ready));
   ASSERT_EQ(kill(c.pid, SIGUSR2), 0);
   RunResult r = finish(c, 30);
-  EXPECT_EQ(r.signal, 0) << "strata itself died";
+  const bool orphaned = kill(command, 0) == 0;
+  if (orphaned) kill(command, SIGKILL);  // the command this test started, by pid
+  EXPECT_FALSE(orphaned) << "strata ended before the command";
+  EXPECT_EQ(r.signal, SIGUSR2) << r.err;
   EXPECT_EQ(r.code, 128 + SIGUSR2) << r.err;
+}
+
+// A command killed by a signal: strata run ends by the same signal, as the
+// command would end without it, so whoever started it sees the same status
+// (Python's returncode -10, not 138; a shell's "User defined signal 1").
+TEST(Launcher, EndsByTheSignalThatEndedTheCommand) {
+  TempDir tmp;
+  for (int sig : {SIGUSR1, SIGKILL, SIGSEGV}) {
+    const std::vector<std::string> command = {"/bin/sh", "-c", "kill -" + std::to_string(sig) + " $$"};
+    std::vector<std::string> traced = {kStrata, "run", "-q", "-o", tmp.sub("t" + std::to_string(sig)), "--"};
+    traced.insert(traced.end(), command.begin(), command.end());
+    RunResult p = run(command, 30), t = run(traced, 30);
+    EXPECT_EQ(p.signal, sig) << p.err;
+    EXPECT_EQ(t.signal, p.signal) << t.err;
+    EXPECT_EQ(t.code, 128 + sig) << t.err;
+  }
+}
+
+// ^C in a shell script (SIGINT to the foreground process group): the shell
+// stops the script when its child died of SIGINT. strata run exited 130
+// instead, and the script went on with its next command.
+TEST(Launcher, InterruptStopsTheScriptThatRanIt) {
+  TempDir tmp;
+  auto interrupted = [&](const std::string& prefix) {
+    const std::string ready = tmp.sub("ready" + std::to_string(prefix.size()));
+    Child c = start({"/bin/bash", "-c", prefix + "/bin/sh -c ': > " + ready + "; exec sleep 20'; echo went on"});
+    EXPECT_TRUE(wait_for([&] { return fs::exists(ready); }, 20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the exec of sleep
+    kill(-c.pid, SIGINT);  // the group, as the terminal's ^C
+    return finish(c, 30);
+  };
+  RunResult p = interrupted(""), t = interrupted(shell_quote(kStrata) + " run -q -o " + shell_quote(tmp.sub("t")) + " -- ");
+  EXPECT_EQ(p.out, "");
+  EXPECT_EQ(p.signal, SIGINT);
+  EXPECT_EQ(t.out, p.out);
+  EXPECT_EQ(t.signal, p.signal) << t.err;
 }
 
 // Started with SIGCHLD ignored (a daemon or batch shell that ignores it, then
@@ -173,7 +216,7 @@ TEST(Launcher, ForwardsASignalThatAThreadOfAPreloadedLibraryReceives) {
     RunResult r = finish(c, 30);
     const bool orphaned = kill(command, 0) == 0;
     if (orphaned) kill(command, SIGKILL);  // the command this test started, by pid
-    EXPECT_EQ(r.signal, 0) << "strata died of the signal";
+    EXPECT_EQ(r.signal, SIGTERM) << r.err;  // after the command, which it ended
     EXPECT_EQ(r.code, 128 + SIGTERM) << r.err;
     EXPECT_FALSE(orphaned) << "the command outlived strata";
   }

@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -395,6 +396,29 @@ void report_still_running(const std::string& dir, pid_t child) {
   for (auto& [pid, cmd] : running) std::fprintf(stderr, "strata:   pid %lld: %s\n", static_cast<long long>(pid), cmd.c_str());
 }
 
+// Process files left empty by processes that have ended: each created its
+// file but could write nothing into it (a full file system, a file size
+// limit), so its events are lost. The reader skips such files; without this
+// the launcher's "trace written" was the only word on them.
+void report_empty_files(const std::string& dir, size_t files) {
+  const std::string host = this_host();
+  size_t empty = 0;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir, ec)) {
+    FileNameParts f;
+    std::error_code sec;
+    if (!parse_file_name(e.path().filename().string(), f) || e.file_size(sec) != 0 || sec) continue;
+    if (f.host == host && process_running(f.pid, f.start_mono_ns)) continue;  // not flushed yet
+    ++empty;
+  }
+  if (empty == 0) return;
+  struct statvfs vfs {};
+  const unsigned long long free_kib =
+      statvfs(dir.c_str(), &vfs) == 0 ? static_cast<unsigned long long>(vfs.f_bavail) * vfs.f_frsize / 1024 : 0;
+  std::fprintf(stderr, "strata: warning: %zu of %zu process files are empty: those processes could write nothing "
+               "of their trace (file system full? %llu KiB free; file size limit?)\n", empty, files, free_kib);
+}
+
 // A command killed by a signal: strata ends by the same signal, so whoever
 // started it sees the status it would see for the command (a shell stops a
 // script at ^C only when its child died of SIGINT; Python's returncode is -N).
@@ -567,6 +591,7 @@ int run_command(RunOptions o) {
       std::fprintf(stderr, "strata: warning: no trace was written to %s (is it writable? is the command statically linked?)\n",
                    dir.c_str());
     else std::fprintf(stderr, "strata: trace written to %s (%zu process file%s)\n", dir.c_str(), files, files == 1 ? "" : "s");
+    if (files) report_empty_files(dir, files);
     if (files) report_still_running(dir, pid);
   }
   end_like_the_command(status, o.quiet);

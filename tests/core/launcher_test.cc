@@ -308,6 +308,26 @@ TEST(Launcher, CommandNotFoundCreatesNothing) {
   EXPECT_TRUE(listing(out).empty()) << core_test::join(listing(out));
 }
 
+// Process files a process created but could write nothing into (a full file
+// system; here a file size limit of 0, which the command's own output, on a
+// pipe, does not meet): strata run said "trace written (3 process files)"
+// with every one of them empty.
+TEST(Launcher, SaysWhenProcessFilesStayedEmpty) {
+  TempDir tmp;
+  const std::string trace = tmp.sub("trace");
+  RunResult r = run({"/bin/sh", "-c", "ulimit -f 0 && exec " + shell_quote(kStrata) + " run -o " + shell_quote(trace) +
+                                          " -- /bin/sh -c 'cat /etc/hostname >/dev/null; /bin/true; echo done'"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "done\n");
+  const size_t files = listing(trace).size();
+  ASSERT_GE(files, 2u) << r.err;
+  const std::string n = std::to_string(files);
+  EXPECT_NE(r.err.find("warning: " + n + " of " + n + " process files are empty"), std::string::npos) << r.err;
+  // A file that was written is not counted.
+  r = run({kStrata, "run", "-o", tmp.sub("good"), "--", "/bin/true"});
+  EXPECT_EQ(r.err.find("empty"), std::string::npos) << r.err;
+}
+
 // ---- descendants still running ------------------------------------------------------
 
 TEST(Launcher, NamesDescendantsStillRunningAndInfoSaysSo) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "cli/commands.h"
@@ -20,6 +21,7 @@
 
 namespace strata::cli {
 namespace {
+namespace fs = std::filesystem;
 
 struct TraceSummary {
   uint64_t events = 0, dropped = 0, bytes = 0, processes = 0, incomplete_files = 0;
@@ -37,6 +39,87 @@ struct TraceSummary {
     std::string exe;
   };
   std::vector<Unwritable> unwritable;  // processes that could not create their trace file
+  struct Untraced {
+    int64_t pid = 0, parent = 0;  // parent: the pid that spawned it (0 for an exec in place)
+    std::string program, how;     // how: the call (execve, posix_spawn, vfork, ...)
+  };
+  std::vector<Untraced> untraced;  // program images started under the runtime that wrote no file
+};
+
+// The process starts of a trace that must each have a file of their own:
+// the image after a successful exec, and the child of a posix_spawn or vfork
+// (which always exec or end). A fork child is the same image and always has
+// its file. What has none ran without the runtime: a statically linked or
+// setuid program, STRATA_DISABLE, LD_PRELOAD removed (or, for vfork, an
+// exec that failed).
+class UntracedFinder {
+ public:
+  using Key = std::pair<std::string, int64_t>;  // host, pid
+  // The exec or spawn events of one file (process image).
+  void scan(const reader::FileReader& r, const reader::EventBatch& b) {
+    const auto& proc = r.process();
+    for (size_t i = 0; i < b.size_events(); ++i) {
+      const int kind = kind_of(r, b.name[i]);
+      if (kind == kSpawn && b.ret[i] > 0) {
+        spawns_.push_back({proc.hostname, b.ret[i], proc.pid, std::string(r.dict().str(b.path[i])),
+                           r.dict().name(b.name[i]).name});
+      } else if (kind == kExec && b.ts[i] >= last_exec_ts_) {  // a failed exec records again, later, with -1
+        last_exec_ts_ = b.ts[i];
+        last_exec_ = {proc.hostname, b.ret[i] == 0 ? proc.pid : -1, 0, std::string(r.dict().str(b.path[i])),
+                      r.dict().name(b.name[i]).name};
+      }
+    }
+  }
+  // After the last batch of a file.
+  void end_file(const reader::FileReader& r) {
+    const auto& proc = r.process();
+    starts_[{proc.hostname, proc.pid}].push_back(proc.start_mono_ns);
+    if (last_exec_.pid > 0) execs_.push_back({last_exec_, proc.start_mono_ns});
+    last_exec_ = {};
+    last_exec_ts_ = 0;
+    kinds_.clear();
+  }
+  // A process known by other means (a skipped empty file, the unwritable log).
+  void also_started(const std::string& host, int64_t pid, uint64_t start) { starts_[{host, pid}].push_back(start); }
+  std::vector<TraceSummary::Untraced> result() const {
+    std::vector<TraceSummary::Untraced> out;
+    for (const auto& [e, image_start] : execs_) {
+      auto it = starts_.find({e.host, e.pid});
+      const bool next_image = it != starts_.end() && std::any_of(it->second.begin(), it->second.end(),
+                                                                 [&](uint64_t s) { return s > image_start; });
+      if (!next_image) out.push_back({e.pid, 0, e.program, e.how});
+    }
+    for (const auto& e : spawns_)
+      if (!starts_.contains({e.host, e.pid})) out.push_back({e.pid, e.parent, e.program, e.how});
+    return out;
+  }
+
+ private:
+  enum { kUnknown, kOther, kExec, kSpawn };
+  struct Start {
+    std::string host;
+    int64_t pid = -1, parent = 0;
+    std::string program, how;
+  };
+  int kind_of(const reader::FileReader& r, uint32_t id) {
+    if (id >= kinds_.size()) kinds_.resize(id + 1, kUnknown);
+    if (kinds_[id] == kUnknown) {
+      const auto& nm = r.dict().name(id);
+      static const std::set<std::string> execs = {"execve", "execv",  "execvp",  "execvpe", "execl",
+                                                  "execlp", "execle", "fexecve", "execveat"};
+      const bool proc = nm.category == "PROC";
+      kinds_[id] = proc && execs.contains(nm.name) ? kExec
+                   : proc && (nm.name == "posix_spawn" || nm.name == "posix_spawnp" || nm.name == "vfork") ? kSpawn
+                                                                                                            : kOther;
+    }
+    return kinds_[id];
+  }
+  std::vector<uint8_t> kinds_;  // per name id of the current file
+  Start last_exec_;
+  uint64_t last_exec_ts_ = 0;
+  std::vector<std::pair<Start, uint64_t>> execs_;  // successful last exec of an image, the image's start
+  std::vector<Start> spawns_;
+  std::map<Key, std::vector<uint64_t>> starts_;
 };
 
 // The lines processes that could not create their trace file left in the
@@ -82,6 +165,7 @@ TraceSummary summarize(const std::string& path, unsigned threads) {
   TraceSummary s;
   s.skipped = tr.skipped();
   report_skipped(s.skipped);
+  UntracedFinder untraced;
   for (const auto& f : tr.files()) {
     reader::FileReader r(f, read_options(threads));
     ++s.processes;
@@ -94,6 +178,7 @@ TraceSummary summarize(const std::string& path, unsigned threads) {
     while (r.next(b)) {
       size_t n = b.size_events();
       s.events += n;
+      untraced.scan(r, b);
       for (size_t i = 0; i < n; ++i) {
         if (b.name[i] >= per_name.size()) per_name.resize(b.name[i] + 1);
         ++per_name[b.name[i]];
@@ -126,10 +211,19 @@ TraceSummary summarize(const std::string& path, unsigned threads) {
       if (proc.hostname == this_host() && process_running(proc.pid, proc.start_mono_ns)) s.writing_pids.push_back(proc.pid);
       else ++s.incomplete_files;
     }
+    untraced.end_file(r);
   }
   if (s.events == 0) s.first_ns = s.last_ns = 0;
   s.unwritable = read_unwritable(path);
   for (const auto& u : s.unwritable) s.dropped += u.lost;
+  // Only a whole trace directory holds the images a process exec'd into.
+  if (std::error_code ec; fs::is_directory(path, ec)) {
+    for (const auto& k : s.skipped)
+      if (FileNameParts p; parse_file_name(fs::path(k.file).filename().string(), p))
+        untraced.also_started(p.host, p.pid, p.start_mono_ns);
+    for (const auto& u : s.unwritable) untraced.also_started(this_host(), u.pid, UINT64_MAX);
+    s.untraced = untraced.result();
+  }
   return s;
 }
 
@@ -186,6 +280,17 @@ void print_json(const std::string& path, const TraceSummary& s) {
     j.str(u.exe);
     j.ch('}');
   });
+  json_array(j, "untraced", s.untraced, [&](const TraceSummary::Untraced& u) {
+    j.raw("{\"pid\":");
+    j.i64(u.pid);
+    j.raw(",\"parent\":");
+    j.i64(u.parent);
+    j.raw(",\"program\":");
+    j.str(u.program);
+    j.raw(",\"call\":");
+    j.str(u.how);
+    j.ch('}');
+  });
   json_array(j, "skipped", s.skipped, [&](const reader::TraceReader::Skipped& k) {
     j.raw("{\"file\":");
     j.str(k.file);
@@ -211,6 +316,21 @@ void print_json(const std::string& path, const TraceSummary& s) {
   j.raw("}\n");
 }
 
+// The first ten, then how many more (a shell loop over a static tool names
+// one per iteration).
+void print_untraced(const std::vector<TraceSummary::Untraced>& untraced) {
+  if (untraced.empty()) return;
+  fmt::print("untraced:       {} program image(s) wrote no trace (statically linked? setuid? runtime disabled or "
+             "LD_PRELOAD removed? a failed exec after vfork?)\n", untraced.size());
+  for (size_t i = 0; i < untraced.size() && i < 10; ++i) {
+    const auto& u = untraced[i];
+    const std::string what = u.program.empty() ? "" : " " + u.program;
+    if (u.parent) fmt::print("                pid {}{} ({} of pid {})\n", u.pid, what, u.how, u.parent);
+    else fmt::print("                pid {}{} ({})\n", u.pid, what, u.how);
+  }
+  if (untraced.size() > 10) fmt::print("                ... {} more (--json lists them)\n", untraced.size() - 10);
+}
+
 void print_text(const std::string& path, const TraceSummary& s) {
   fmt::print("trace:          {}\n", path);
   if (s.pids.size() < s.processes)  // exec: one file per program image
@@ -233,6 +353,7 @@ void print_text(const std::string& path, const TraceSummary& s) {
   for (const auto& u : s.unwritable)
     fmt::print("unwritable:     pid {} ({}) could not create its trace file ({}): {} events lost\n", u.pid, u.exe,
                std::strerror(static_cast<int>(u.err)), u.lost);
+  print_untraced(s.untraced);
   fmt::print("by category:   ");
   for (auto& [k, v] : s.by_category) fmt::print(" {}={}", k, v);
   std::vector<std::pair<uint64_t, std::string>> top;

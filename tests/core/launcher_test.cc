@@ -328,6 +328,33 @@ TEST(Launcher, SaysWhenProcessFilesStayedEmpty) {
   EXPECT_EQ(r.err.find("empty"), std::string::npos) << r.err;
 }
 
+// A program image that wrote no trace (statically linked, setuid, its
+// runtime switched off): `strata info` showed a successful execve and then
+// nothing, as if the process had ended there. It now names the image.
+TEST(Launcher, InfoNamesExecdProgramsThatWroteNoTrace) {
+  TempDir tmp;
+  const std::string trace = tmp.sub("trace"), done = tmp.sub("done");
+  // In a forked child, in place, and a traced exec that must not be named.
+  RunResult r = run({kStrata, "run", "-q", "-o", trace, "--", "/bin/bash", "-c",
+                     "STRATA_DISABLE=1 /bin/cat /etc/hostname >/dev/null; /bin/true; STRATA_DISABLE=1 exec /bin/touch " +
+                         shell_quote(done)});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(done));
+  RunResult i = run({kStrata, "info", trace});
+  ASSERT_EQ(i.code, 0) << i.err;
+  EXPECT_NE(i.out.find("untraced:       2 program image(s) wrote no trace"), std::string::npos) << i.out;
+  EXPECT_NE(i.out.find("/bin/cat"), std::string::npos) << i.out;
+  EXPECT_NE(i.out.find("/bin/touch"), std::string::npos) << i.out;
+  EXPECT_EQ(i.out.find("/bin/true"), std::string::npos) << i.out;
+  RunResult j = run({kStrata, "info", "--json", trace});
+  EXPECT_NE(j.out.find("\"untraced\":[{\"pid\":"), std::string::npos) << j.out;
+  // One file of the trace alone: the other images are not there to look for.
+  for (auto& e : fs::directory_iterator(trace)) {
+    RunResult one = run({kStrata, "info", e.path().string()});
+    EXPECT_EQ(one.out.find("untraced"), std::string::npos) << one.out;
+  }
+}
+
 // ---- descendants still running ------------------------------------------------------
 
 TEST(Launcher, NamesDescendantsStillRunningAndInfoSaysSo) {

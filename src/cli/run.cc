@@ -21,6 +21,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "cli/commands.h"
@@ -364,15 +365,37 @@ int wait_forwarding(pid_t child, const sigset_t& fwd) {
 
 constexpr int kDescendantGraceMs = 500;
 
+// The process files in dir, by name.
+std::set<std::string> process_files(const std::string& dir) {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".strata") names.insert(e.path().filename().string());
+  return names;
+}
+
+// Whether a running process belongs to this run rather than to another
+// strata run writing into the same directory: every traced process carries
+// its launcher's pid in STRATA_LAUNCHER_PID (the runtime adds it back to
+// any environment an exec passes). One whose environment cannot be read (a
+// changed user) is taken as ours.
+bool started_by_this_run(int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  const std::string key = std::string(forwarded_signal::kLauncherPidVariable) + "=";
+  std::string entry;
+  while (std::getline(in, entry, '\0'))
+    if (entry.rfind(key, 0) == 0) return entry.substr(key.size()) == std::to_string(getpid());
+  return true;  // unreadable, or no launcher recorded
+}
+
 // After the command returned: the processes it left running (daemonised
 // descendants) that still write into the trace, named by pid and command.
-void report_still_running(const std::string& dir, pid_t child) {
+void report_still_running(const std::vector<std::string>& files, pid_t child) {
   const std::string host = this_host();
   std::map<int64_t, uint64_t> newest;  // pid -> start of its newest file (exec starts a new one)
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(dir, ec)) {
+  for (const auto& name : files) {
     FileNameParts f;
-    if (!parse_file_name(e.path().filename().string(), f) || f.host != host || f.pid == child) continue;
+    if (!parse_file_name(name, f) || f.host != host || f.pid == child || !started_by_this_run(f.pid)) continue;
     auto [it, fresh] = newest.emplace(f.pid, f.start_mono_ns);
     if (!fresh && f.start_mono_ns > it->second) it->second = f.start_mono_ns;
   }
@@ -400,14 +423,13 @@ void report_still_running(const std::string& dir, pid_t child) {
 // file but could write nothing into it (a full file system, a file size
 // limit), so its events are lost. The reader skips such files; without this
 // the launcher's "trace written" was the only word on them.
-void report_empty_files(const std::string& dir, size_t files) {
+void report_empty_files(const std::string& dir, const std::vector<std::string>& files) {
   const std::string host = this_host();
   size_t empty = 0;
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(dir, ec)) {
+  for (const auto& name : files) {
     FileNameParts f;
     std::error_code sec;
-    if (!parse_file_name(e.path().filename().string(), f) || e.file_size(sec) != 0 || sec) continue;
+    if (!parse_file_name(name, f) || fs::file_size(dir + "/" + name, sec) != 0 || sec) continue;
     if (f.host == host && process_running(f.pid, f.start_mono_ns)) continue;  // not flushed yet
     ++empty;
   }
@@ -416,7 +438,7 @@ void report_empty_files(const std::string& dir, size_t files) {
   const unsigned long long free_kib =
       statvfs(dir.c_str(), &vfs) == 0 ? static_cast<unsigned long long>(vfs.f_bavail) * vfs.f_frsize / 1024 : 0;
   std::fprintf(stderr, "strata: warning: %zu of %zu process files are empty: those processes could write nothing "
-               "of their trace (file system full? %llu KiB free; file size limit?)\n", empty, files, free_kib);
+               "of their trace (file system full? %llu KiB free; file size limit?)\n", empty, files.size(), free_kib);
 }
 
 // A command killed by a signal: strata ends by the same signal, so whoever
@@ -512,6 +534,15 @@ int run_command(RunOptions o) {
     if (fs::file_size(unwritable_log, lec) == 0 && !lec) fs::remove(unwritable_log, lec);
   };
 
+  // Files already there (an earlier run, or one still writing here) are not
+  // this run's: not counted, not reported on, but the readers will take them
+  // with this run's as one trace.
+  const std::set<std::string> earlier = process_files(dir);
+  if (!earlier.empty() && !o.quiet)
+    std::fprintf(stderr, "strata: warning: %s already held %zu process file%s (an earlier or concurrent run): the "
+                 "readers will take them and this run's as one trace (a new -o keeps runs apart)\n",
+                 dir.c_str(), earlier.size(), earlier.size() == 1 ? "" : "s");
+
   std::vector<char*> argv;
   for (auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -582,17 +613,18 @@ int run_command(RunOptions o) {
     remove_created();
     return code;
   }
-  size_t files = 0;
-  for (auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".strata") ++files;
+  std::vector<std::string> mine;
+  for (const auto& name : process_files(dir))
+    if (!earlier.contains(name)) mine.push_back(name);
+  const size_t files = mine.size();
   if (files == 0) remove_created();
   if (!o.quiet) {
     if (files == 0)
       std::fprintf(stderr, "strata: warning: no trace was written to %s (is it writable? is the command statically linked?)\n",
                    dir.c_str());
     else std::fprintf(stderr, "strata: trace written to %s (%zu process file%s)\n", dir.c_str(), files, files == 1 ? "" : "s");
-    if (files) report_empty_files(dir, files);
-    if (files) report_still_running(dir, pid);
+    if (files) report_empty_files(dir, mine);
+    if (files) report_still_running(mine, pid);
   }
   end_like_the_command(status, o.quiet);
   return code;

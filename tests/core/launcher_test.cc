@@ -386,6 +386,37 @@ TEST(Launcher, NamesDescendantsStillRunningAndInfoSaysSo) {
   EXPECT_EQ(after.out.find("still being written"), std::string::npos) << after.out;
 }
 
+// Two runs into one directory, the first still running: the second said
+// "trace written (4 process files)" for its one file and named the first
+// run's processes as its own, still running, after waiting for them.
+TEST(Launcher, ARunCountsOnlyItsOwnFilesAndProcesses) {
+  TempDir tmp;
+  const std::string trace = tmp.sub("trace");
+  // The first run starts no process while the second runs: a file added
+  // meanwhile would be counted as the second's (the launcher cannot tell
+  // whose a file of an ended process is).
+  Child first = start({kStrata, "run", "-q", "-o", trace, "--", "/bin/sh", "-c", "exec sleep 20"});
+  const std::string children = "/proc/" + std::to_string(first.pid) + "/task/" + std::to_string(first.pid) + "/children";
+  ASSERT_TRUE(wait_for([&] {
+    std::ifstream f(children);
+    pid_t command = 0;
+    return (f >> command) && read_text("/proc/" + std::to_string(command) + "/comm") == "sleep\n";
+  }, 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the sleep image creates its file at start
+  ASSERT_FALSE(listing(trace).empty());
+  RunResult second = run({kStrata, "run", "-o", trace, "--", "/bin/true"});
+  kill(first.pid, SIGTERM);  // forwarded to sleep
+  RunResult r = finish(first, 30);
+  EXPECT_EQ(r.code, 128 + SIGTERM) << r.err;
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_NE(second.err.find("(1 process file)"), std::string::npos) << second.err;
+  EXPECT_EQ(second.err.find("still running"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find(trace + " already held "), std::string::npos) << second.err;  // the first run's files
+  // A fresh directory: no word of earlier files.
+  RunResult fresh = run({kStrata, "run", "-o", tmp.sub("fresh"), "--", "/bin/true"});
+  EXPECT_EQ(fresh.err.find("already held"), std::string::npos) << fresh.err;
+}
+
 // A descendant that ends a moment after the command (Python's multiprocessing
 // resource tracker exits as the job's pipes close) is not reported: the
 // launcher gives descendants half a second before it names them.

@@ -85,7 +85,9 @@ class PfwWriter {
       fhash = hash_of(path);
       if (seen_files_.insert(b.path[i]).second) meta("FH", b.tid, path, fhash);
     }
-    const int64_t ts_us = wall_us(b.ts[i]), dur_us = static_cast<int64_t>(b.dur[i] / 1000);
+    // The end rounded like the start (as DFTracer takes end - start): a
+    // duration rounded on its own can end a child after its parent.
+    const int64_t ts_us = wall_us(b.ts[i]), dur_us = wall_us(b.ts[i] + b.dur[i]) - ts_us;
     line_start(nm.name, nm.category, b.tid, ts_us, dur_us);
     last_us_ = std::max(last_us_, ts_us + dur_us);
     ++file_events_;

@@ -1,5 +1,7 @@
 #include "convert/json_out.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -56,28 +58,43 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     if (!plain_) throw std::runtime_error(path + ": cannot open for writing: " + std::strerror(errno));
     sink_ = new FileSink(plain_);
   }
+  // lstat: `-o /dev/stdout` redirected to a file is a symbolic link, not
+  // strata's file to remove.
+  struct stat st {};
+  remove_unless_closed_ = path != "-" && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 OutputFile::~OutputFile() {
-  delete sink_;
-  if (gz_) gzclose(static_cast<gzFile>(gz_));
-  if (plain_ && plain_ != stdout) std::fclose(plain_);
+  close_streams();
+  if (remove_unless_closed_) ::unlink(path_.c_str());
 }
 
-void OutputFile::close() {
+bool OutputFile::close_streams() {
   delete sink_;
   sink_ = nullptr;
+  bool ok = true;
   if (gz_) {
-    const int r = gzclose(static_cast<gzFile>(gz_));
+    ok = gzclose(static_cast<gzFile>(gz_)) == Z_OK;
     gz_ = nullptr;
-    if (r != Z_OK) throw std::runtime_error(path_ + ": error writing (disk full?)");
   }
   if (plain_) {
     FILE* f = plain_;
     plain_ = nullptr;
-    if (f == stdout ? std::fflush(f) != 0 : std::fclose(f) != 0)
-      throw std::runtime_error(path_ + ": error writing (disk full?): " + std::strerror(errno));
+    ok = f == stdout ? std::fflush(f) == 0 : std::fclose(f) == 0;
   }
+  return ok;
+}
+
+void OutputFile::close() {
+  const bool gz = gz_ != nullptr;
+  if (!close_streams()) {
+    const int err = errno;
+    if (remove_unless_closed_) ::unlink(path_.c_str());
+    remove_unless_closed_ = false;
+    throw std::runtime_error(path_ + ": error writing (disk full?)" +
+                             (gz ? std::string() : std::string(": ") + std::strerror(err)));
+  }
+  remove_unless_closed_ = false;
 }
 
 }  // namespace strata::convert

@@ -30,6 +30,10 @@ class FileSink : public Sink {
 // The converters' output file: `-` is stdout, a name ending in `.gz` is
 // gzip-compressed, anything else plain. close() reports what the writes
 // could not (a full disk shows at the last flush).
+// An output file (gzip-compressed for a name ending in .gz; "-" is stdout).
+// A regular file that is not closed successfully (a conversion that threw, a
+// full disk) is removed: a script that ignores the exit status must not take
+// a cut-short file for a converted trace. Pipes and devices are left alone.
 class OutputFile {
  public:
   explicit OutputFile(const std::string& path);
@@ -40,10 +44,12 @@ class OutputFile {
   void close();  // throws std::runtime_error naming the file
 
  private:
+  bool close_streams();  // false if buffered output could not be written
   std::string path_;
   void* gz_ = nullptr;  // gzFile, kept out of this header
   FILE* plain_ = nullptr;
   Sink* sink_ = nullptr;
+  bool remove_unless_closed_ = false;
 };
 
 class JsonOut {

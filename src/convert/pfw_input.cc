@@ -134,12 +134,10 @@ uint64_t write_json_lines_pfw(const std::string& trace, FILE* out) {
 }
 
 uint64_t write_chrome_pfw(const std::string& trace, const std::string& out_path) {
-  FILE* f = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
-  if (!f) throw std::runtime_error(out_path + ": cannot open for writing: " + std::strerror(errno));
+  OutputFile out(out_path);
   uint64_t n = 0;
   {
-    FileSink sink(f);
-    JsonOut j(sink);
+    JsonOut j(out.sink());
     j.raw("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     walk_pfw(trace, [&](const PfwRecord& r, std::string_view file) {
       if (r.ph == Phase::kCounter) return;  // telemetry samples: not spans
@@ -158,8 +156,7 @@ uint64_t write_chrome_pfw(const std::string& trace, const std::string& out_path)
     j.flush();
     if (j.failed()) throw std::runtime_error(out_path + ": write failed");
   }
-  if (f != stdout && std::fclose(f) != 0)
-    throw std::runtime_error(out_path + ": error writing (disk full?): " + std::strerror(errno));
+  out.close();
   return n;
 }
 

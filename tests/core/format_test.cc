@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <cmath>
+#include <filesystem>
 #include <random>
 
 #define XXH_INLINE_ALL
@@ -296,6 +297,14 @@ void expect_clean_error(const std::string& trace, const std::string& must_mentio
     EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
     EXPECT_NE(r.err.find(must_mention), std::string::npos) << cmd << " error does not name " << must_mention << ": " << r.err;
     if (!also.empty()) { EXPECT_NE(r.err.find(also), std::string::npos) << cmd << ": " << r.err; }
+  }
+  // A conversion that fails leaves no cut-short file behind for a script that
+  // ignores the exit status.
+  for (const char* to : {"chrome", "pfw"}) {
+    const std::string out = trace + ".converted." + to + ".gz";
+    RunResult r = run({kStrata, "convert", trace, "--to", to, "-o", out}, 30);
+    EXPECT_EQ(r.code, 2) << to << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << to << ": " << out << " left behind";
   }
 }
 

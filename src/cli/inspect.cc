@@ -50,8 +50,9 @@ struct TraceSummary {
 // the image after a successful exec, and the child of a posix_spawn or vfork
 // (which always exec or end). A fork child is the same image and always has
 // its file. What has none ran without the runtime: a statically linked or
-// setuid program, STRATA_DISABLE, LD_PRELOAD removed (or, for vfork, an
-// exec that failed).
+// setuid program, STRATA_DISABLE, LD_PRELOAD removed. A vfork child whose
+// exec failed (Python's subprocess running a missing program) left its errno
+// on the vfork event and is no start.
 class UntracedFinder {
  public:
   using Key = std::pair<std::string, int64_t>;  // host, pid
@@ -60,7 +61,8 @@ class UntracedFinder {
     const auto& proc = r.process();
     for (size_t i = 0; i < b.size_events(); ++i) {
       const int kind = kind_of(r, b.name[i]);
-      if (kind == kSpawn && b.ret[i] > 0) {
+      // A vfork whose child's exec failed (its err) started no image.
+      if (kind == kSpawn && b.ret[i] > 0 && b.err[i] == 0) {
         spawns_.push_back({proc.hostname, b.ret[i], proc.pid, std::string(r.dict().str(b.path[i])),
                            r.dict().name(b.name[i]).name});
       } else if (kind == kExec && b.ts[i] >= last_exec_ts_) {  // a failed exec records again, later, with -1
@@ -321,7 +323,7 @@ void print_json(const std::string& path, const TraceSummary& s) {
 void print_untraced(const std::vector<TraceSummary::Untraced>& untraced) {
   if (untraced.empty()) return;
   fmt::print("untraced:       {} program image(s) wrote no trace (statically linked? setuid? runtime disabled or "
-             "LD_PRELOAD removed? a failed exec after vfork?)\n", untraced.size());
+             "LD_PRELOAD removed?)\n", untraced.size());
   for (size_t i = 0; i < untraced.size() && i < 10; ++i) {
     const auto& u = untraced[i];
     const std::string what = u.program.empty() ? "" : " " + u.program;

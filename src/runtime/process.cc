@@ -69,6 +69,11 @@ __thread ThreadState* t_vfork_thread __attribute__((tls_model("initial-exec")));
 __thread bool t_vfork_saved_done __attribute__((tls_model("initial-exec")));
 __thread decltype(ThreadState::busy) t_vfork_saved_busy __attribute__((tls_model("initial-exec")));
 __thread uintptr_t t_vfork_saved_busy_sp __attribute__((tls_model("initial-exec")));
+// What the vfork child's last exec call failed with (0: it succeeded, or the
+// child made none). The child writes it into the parent's memory, which it
+// borrows; the parent's vfork event carries it (its err), so that readers
+// know a child without a trace file of its own had no new image to trace.
+__thread int t_vfork_exec_errno __attribute__((tls_model("initial-exec")));
 
 // The variables a traced child must inherit, captured at start-up.
 constexpr int kMaxInherited = 24;
@@ -124,8 +129,10 @@ template <class Call>
 int exec_op(Fn fn, const char* program, Call call) {
   record_proc(fn, program, 0, 0);
   before_exec();
+  if (t_vfork_child) t_vfork_exec_errno = 0;  // left so by an exec that succeeds
   int r = call();
   int err = errno;
+  if (t_vfork_child) t_vfork_exec_errno = err ? err : ENOEXEC;
   after_failed_exec();
   record_proc(fn, program, r, err);
   errno = err;
@@ -299,6 +306,7 @@ pid_t fork(void) {
 __attribute__((visibility("hidden"))) void* strata_vfork_enter(void* caller) {
   t_vfork_caller = caller;
   t_vfork_t0 = 0;
+  t_vfork_exec_errno = 0;
   if (g_hot.active) fd_offsets_shared();
   t_vfork_thread = recording_thread(PR);
   if (t_vfork_thread) t_vfork_t0 = now_ticks();
@@ -331,7 +339,7 @@ __attribute__((visibility("hidden"))) void* strata_vfork_leave(long result) {
     }
   }
   if (t_vfork_thread) {
-    const int err = result < 0 ? errno : 0;
+    const int err = result < 0 ? errno : t_vfork_exec_errno;
     ThreadState* t = t_vfork_thread;
     push_event(t, make_event(static_cast<uint32_t>(Fn::vfork), t_vfork_t0, now_ticks(), -1, 0, -1, -1, result, err,
                              t->ctx));

@@ -355,6 +355,36 @@ TEST(Launcher, InfoNamesExecdProgramsThatWroteNoTrace) {
   }
 }
 
+// Python's subprocess and dash start children with vfork; a child whose exec
+// fails (a program that is not installed, as `nvidia-smi` on a machine
+// without GPUs) starts no image, and its errno is on the vfork event.
+TEST(Launcher, InfoDoesNotNameAVforkChildWhoseExecFailed) {
+  TempDir tmp;
+  const std::string trace = tmp.sub("trace");
+  const std::string script =
+      "import subprocess\n"
+      "try:\n"
+      "    subprocess.run(['/nonexistent/prog'])\n"
+      "except FileNotFoundError:\n"
+      "    print('not installed')\n"
+      "subprocess.run(['/bin/sh', '-c', '/nonexistent/other 2>/dev/null; /bin/true'])\n";
+  RunResult r = run({kStrata, "run", "-q", "-o", trace, "--", "/usr/bin/python3", "-c", script});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "not installed\n");
+  RunResult i = run({kStrata, "info", trace});
+  ASSERT_EQ(i.code, 0) << i.err;
+  EXPECT_EQ(i.out.find("untraced"), std::string::npos) << i.out;
+  int failed_vforks = 0, vforks = 0;
+  std::istringstream events(run({kStrata, "cat", trace}).out);
+  for (std::string line; std::getline(events, line);) {
+    if (line.find("\"name\":\"vfork\"") == std::string::npos) continue;
+    ++vforks;
+    failed_vforks += line.find("\"errno\":2") != std::string::npos;
+  }
+  EXPECT_GE(vforks, 2);
+  EXPECT_EQ(failed_vforks, 2) << "one vfork per missing program carries ENOENT";
+}
+
 // ---- descendants still running ------------------------------------------------------
 
 TEST(Launcher, NamesDescendantsStillRunningAndInfoSaysSo) {

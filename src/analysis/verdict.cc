@@ -649,7 +649,8 @@ ActiveTime job_active_time(const Job& job) {
 // its exec in a pipeline whose tar and gzip ran for seconds. The range of
 // shares leaves out images that lived under 1% of the longest one for the
 // same reason.
-Verdict process_verdict(const Job& job, const DataFiles& d, const AnalyzeOptions& o) {
+Verdict process_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs, const DataFiles& d,
+                        const AnalyzeOptions& o) {
   Verdict v;
   const ProcResult* worst = nullptr;
   double worst_share = -1, least = 1, most = 0;
@@ -703,7 +704,34 @@ Verdict process_verdict(const Job& job, const DataFiles& d, const AnalyzeOptions
   const ActiveTime active = job_active_time(job);
   const double job_share = n > 1 ? std::min(1.0, active.share()) : worst_share;
   if (n > 1) s += "; the processes spent " + pct(job_share) + " of their active time in I/O";
-  if (worst_share >= kIoShareBound && job_share >= kIoShareBound) {
+  // Checkpoints of a loop without a DataLoader (batches made in memory):
+  // the process that spent the most time in checkpoint calls (torch.save),
+  // against its span. They bound the job, as in a loop's verdict, when they
+  // take 10% of it and at least as long as its I/O outside them can have.
+  int64_t ckpt_pid = -1, ckpt_span = 0, ckpt_io = 0;
+  const VerdictProc* ckpt_p = nullptr;
+  for (const auto& [pid, p] : procs)
+    if (p.checkpoint_calls && (!ckpt_p || p.checkpoint_ns > ckpt_p->checkpoint_ns)) {
+      ckpt_p = &p;
+      ckpt_pid = pid;
+    }
+  if (ckpt_p) {
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (const auto& p : job.procs)
+      if (p.meta.pid == ckpt_pid && p.last_ts > p.first_ts) {
+        first = std::min(first, p.first_ts);
+        last = std::max(last, p.last_ts);
+        ckpt_io += p.io_union;
+      }
+    ckpt_span = last > first ? last - first : 0;
+  }
+  const int64_t ckpt_ns = ckpt_p ? ckpt_p->checkpoint_ns : 0;
+  const double ckpt = share(ckpt_ns, ckpt_span);
+  if (ckpt >= kCheckpointShareMin && ckpt_ns >= ckpt_io - ckpt_ns) {
+    v.bottleneck = "checkpoint";
+    s += (ckpt_pid == worst->meta.pid ? std::string("; it spent ") : "; pid " + std::to_string(ckpt_pid) + " spent ") + pct(ckpt) + " of its " + duration(ckpt_span) + " in " +
+         std::to_string(ckpt_p->checkpoint_calls) + " checkpoint calls: checkpoints bound the job";
+  } else if (worst_share >= kIoShareBound && job_share >= kIoShareBound) {
     v.bottleneck = worst->meta_ns > worst->data_ns ? "metadata" : "io";
     s += v.bottleneck == "io" ? "; I/O bounds the job" : "; metadata calls bound the job";
   } else {
@@ -717,7 +745,9 @@ Verdict process_verdict(const Job& job, const DataFiles& d, const AnalyzeOptions
                 {"processes", double(n)},            {"min_io_share", least},
                 {"max_io_share", most},              {"job_io_share", job_share},
                 {"active_ns", double(active.active_ns)},
-                {"data_ops", double(ops)},           {"mean_request_bytes", mean_req}};
+                {"data_ops", double(ops)},           {"mean_request_bytes", mean_req},
+                {"checkpoint_ns", double(ckpt_ns)},  {"checkpoint_calls", double(ckpt_p ? ckpt_p->checkpoint_calls : 0)},
+                {"checkpoint_share", ckpt}};
   const std::string why = "pid " + std::to_string(worst->meta.pid) + " spent " + pct(worst_share) + " of its time in I/O";
   const auto& all = d.all;
   if (v.bottleneck == "io" && all.write_ns > all.read_ns) {
@@ -737,6 +767,13 @@ Verdict process_verdict(const Job& job, const DataFiles& d, const AnalyzeOptions
   } else if (v.bottleneck == "io") {
     staging_advice(job, o, why, {{"io_share", worst_share}}, v, false);
   }
+  if (ckpt >= kCheckpointShareMin)
+    v.advice.push_back({"async-checkpoint",
+                        std::to_string(ckpt_p->checkpoint_calls) + " checkpoint calls took " + pct(ckpt) +
+                            " of pid " + std::to_string(ckpt_pid) + " (" + duration(ckpt_ns) +
+                            "): save asynchronously (torch.distributed.checkpoint.async_save, or a "
+                            "background thread writing a copy of the state) or less often",
+                        {{"checkpoint_share", ckpt}, {"checkpoint_ns", double(ckpt_ns)}}});
   return v;
 }
 
@@ -835,7 +872,7 @@ Verdict make_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
   const DataFiles files = data_files(job);
   Verdict v = main_pid >= 0 && procs.at(main_pid).loop_last > procs.at(main_pid).loop_first
                   ? loop_verdict(job, procs, epoch_read_ns, main_pid, o, epochs_of(paths, main_pid))
-                  : process_verdict(job, files, o);
+                  : process_verdict(job, procs, files, o);
   std::vector<Verdict::Advice> first = std::move(v.advice);
   v.advice.clear();
   file_rules(files, v);

@@ -331,3 +331,25 @@ def test_small_checkpoints_do_not_fire(tmp_path):
     assert "async-checkpoint" not in rules(v)
     assert v["evidence"]["checkpoint_calls"] == 0
     assert v["bottleneck"] != "checkpoint"
+
+
+def test_checkpoints_without_a_dataloader_bound_the_job(tmp_path):
+    # A loop over in-memory batches (no DataLoader) that saves 64 MiB three
+    # times: the plain-process rules alone called it compute.
+    script = tmp_path / "ckpt_loop.py"
+    script.write_text(
+        "import torch, sys\n"
+        "m = torch.nn.Linear(64, 64)\n"
+        "big = torch.ones(16 << 20)\n"
+        "for step in range(6):\n"
+        "    m(torch.ones(8, 64)).sum().backward()\n"
+        "    if step % 2 == 1:\n"
+        "        torch.save({'m': m.state_dict(), 'big': big}, sys.argv[1])\n")
+    conftest.run_traced(tmp_path / "trace", [conftest.PYTHON, str(script), str(tmp_path / "ckpt.pt")], timeout=120)
+    v = analyze(tmp_path / "trace")
+    assert "no training loop" in v["summary"]
+    assert v["evidence"]["checkpoint_calls"] == 3
+    assert v["bottleneck"] == "checkpoint", v
+    assert "checkpoints bound the job" in v["summary"]
+    a = advice(v, "async-checkpoint")
+    assert a["evidence"]["checkpoint_share"] >= 0.1

@@ -357,6 +357,9 @@ void request_size_rule(const DataFiles& d, const std::string& bottleneck, Verdic
   if (bottleneck != "io" || d.data_ops < kSmallRequestsMin || d.data_ns < d.meta_ns || d.data_bytes <= 0) return;
   const double mean = static_cast<double>(d.data_bytes) / static_cast<double>(d.data_ops);
   if (mean >= kSmallRequestBytes) return;
+  // Files read whole, one request each (and one more meeting the end): no
+  // larger request exists, the files are small (small-files says so).
+  if (d.read > 0 && 2 * mean >= static_cast<double>(d.read_extent) / static_cast<double>(d.read)) return;
   v.advice.push_back({"larger-requests",
                       std::to_string(d.data_ops) + " reads and writes of data files moved " + bytes(mean) +
                           " each on average (" + duration(d.data_ns) +

@@ -203,6 +203,17 @@ def test_small_requests_of_an_io_bound_job_fire(tmp_path, files_prog):
     assert a["evidence"]["data_ns"] >= a["evidence"]["meta_ns"]
 
 
+def test_files_read_whole_do_not_fire_larger_requests(tmp_path, files_prog):
+    # 32 KiB files read with 64 KiB requests: one read takes each file whole
+    # (and one more meets its end), so no larger request exists; the mean
+    # request (16 KiB) is under 64 KiB all the same.
+    v = run_files(tmp_path, files_prog, n=600, size=32 * 1024, stats=0, chunk=65536, burn_ms=0)
+    assert v["evidence"]["data_ops"] == 600 * 2
+    assert v["evidence"]["mean_request_bytes"] == 16 * 1024
+    assert v["bottleneck"] == "io", v
+    assert "larger-requests" not in rules(v)
+
+
 def test_large_requests_do_not_fire(tmp_path, files_prog):
     v = run_files(tmp_path, files_prog, n=8, size=8 * MIB, stats=0, chunk=MIB, burn_ms=0)
     assert v["bottleneck"] == "io", v

@@ -1,6 +1,7 @@
 // `strata run [options] -- command...`: runs the command with the runtime
 // preloaded and the STRATA_* variables set, so it and every process it starts
-// write into one trace directory. Exits with the command's exit code.
+// write into one trace directory. Exits with the command's exit code, or
+// dies of the signal that killed it.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>

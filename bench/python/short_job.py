@@ -10,6 +10,11 @@ CPU time of the process tree, plus start-up costs measured the same way:
     /usr/bin/python3 bench/python/short_job.py --build build --rounds 7
     /usr/bin/python3 bench/python/short_job.py --build build --rounds 7 --no-gc
     /usr/bin/python3 bench/python/short_job.py --build build --callgrind   # exact instructions
+    /usr/bin/python3 bench/python/short_job.py --no-gc --configs default --compare-build ../base/build
+
+With --compare-build, another build's strata (the code before a change) runs
+in the same rounds as configuration `compare`, and `default_against_compare`
+gives the paired ratios of this build's runs to that one's.
 
 Configurations: `default` (all layers, Python layer), `no-torch-patches`
 and `no-numpy-patches` (default with STRATA_PY_TORCH=0 / STRATA_PY_NUMPY=0),
@@ -58,6 +63,10 @@ CONFIGS = {
     # run by its place in the round (should be x1.000).
     "plain-again": (None, {}),
 }
+# Configurations run by another build's strata (--compare-build): default
+# options, so that a change is measured against the code before it in the
+# same rounds, each paired with the same plain run.
+OTHER_STRATA = {}
 
 
 def timed(cmd, env_add=None):
@@ -172,6 +181,7 @@ def paired(strata, tmp, rounds, workload, configs):
     runs = {c: {"wall": [], "cpu": [], "cpu_ms": [], "faults": []} for c in configs}
     raw = {c: {"wall": [], "cpu": []} for c in configs}  # the runs' own times, for the least of each
     plain_wall, plain_cpu, plain_faults = [], [], []
+    against_compare = {"wall": [], "cpu": [], "cpu_ms": []}  # default / compare, paired in each round
     order = [None] + configs  # None: the plain run each config of the round is paired with
     for r in range(rounds):
         got = {}
@@ -182,7 +192,8 @@ def paired(strata, tmp, rounds, workload, configs):
                 continue
             out = os.path.join(tmp, f"t-{c}-{r}")
             options, env_add = CONFIGS[c]
-            got[c] = timed([strata, "run", "-q", "-o", out] + options + ["--"] + workload, env_add)
+            got[c] = timed([OTHER_STRATA.get(c, strata), "run", "-q", "-o", out] + options + ["--"] + workload,
+                           env_add)
             shutil.rmtree(out, ignore_errors=True)
         pw, pc, pf = got[None]
         plain_wall.append(pw)
@@ -196,7 +207,19 @@ def paired(strata, tmp, rounds, workload, configs):
             runs[c]["cpu"].append(tc / pc)
             runs[c]["cpu_ms"].append((tc - pc) * 1e3)
             runs[c]["faults"].append(tf - pf)
+        if "default" in got and "compare" in got:
+            (dw, dc, _), (cw, cc, _) = got["default"], got["compare"]
+            against_compare["wall"].append(dw / cw)
+            against_compare["cpu"].append(dc / cc)
+            against_compare["cpu_ms"].append((dc - cc) * 1e3)
+    compared = {}
+    if against_compare["wall"]:
+        compared = {"default_against_compare": {
+            **{k: round(statistics.median(v), 4) for k, v in against_compare.items()},
+            "wall_median_95": median_interval(against_compare["wall"]),
+            "cpu_median_95": median_interval(against_compare["cpu"])}}
     return {
+        **compared,
         "plain_wall_s": round(statistics.median(plain_wall), 4),
         "plain_cpu_s": round(statistics.median(plain_cpu), 4),
         "plain_faults": statistics.median(plain_faults),
@@ -423,7 +446,15 @@ def main():
                          "per process (valgrind; exact between runs, ~5 minutes)")
     ap.add_argument("--counts", action="store_true",
                     help="only the system calls and page faults each configuration adds (needs perf)")
+    ap.add_argument("--compare-build", metavar="DIR",
+                    help="another build directory (the code before a change): adds configuration "
+                         "`compare`, its strata with default options, to the short job's rounds")
     args = ap.parse_args()
+    if args.compare_build:
+        CONFIGS["compare"] = ([], {})
+        OTHER_STRATA["compare"] = os.path.abspath(os.path.join(args.compare_build, "bin", "strata"))
+        if not args.configs.endswith(",compare"):
+            args.configs += ",compare"
     configs = args.configs.split(",")
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:

@@ -187,7 +187,6 @@ typedef struct {
   PyObject* not_type;    /* type or None */
   PyObject* param;       /* str: the name of the file parameter, when passed by keyword */
   int exact_is_array;    /* an object of exactly array_type is an array, never a not_type */
-  PyObject* dict;        /* __wrapped__, __name__, __doc__ ... (functools.update_wrapper) */
   PyObject* weakrefs;    /* weakref.ref(np.load) works on the function it replaced */
   vectorcallfunc vectorcall;
 } IoCall;
@@ -318,7 +317,6 @@ static int iocall_traverse(IoCall* w, visitproc visit, void* arg) {
   Py_VISIT(w->orig);
   Py_VISIT(w->array_type);
   Py_VISIT(w->not_type);
-  Py_VISIT(w->dict);
   return 0;
 }
 
@@ -329,7 +327,6 @@ static int iocall_clear(IoCall* w) {
   Py_CLEAR(w->array_type);
   Py_CLEAR(w->not_type);
   Py_CLEAR(w->param);
-  Py_CLEAR(w->dict);
   return 0;
 }
 
@@ -345,12 +342,34 @@ static void iocall_dealloc(IoCall* w) {
  * and as a method when stored in a class. */
 static PyObject* iocall_reduce(PyObject* self, PyObject* unused) {
   (void)unused;
-  PyObject* q = PyObject_GetAttrString(self, "__qualname__");
-  if (!q) {
-    PyErr_Clear();
-    q = PyObject_GetAttrString(((IoCall*)self)->orig, "__qualname__");
-  }
-  return q;
+  return PyObject_GetAttrString(((IoCall*)self)->orig, "__qualname__");
+}
+
+/* Every other attribute is orig's, read and written: __code__,
+ * __defaults__, __kwdefaults__, __doc__, __dict__ (vars(np.load)), and
+ * __class__, so that isinstance(np.load, types.FunctionType) and with it
+ * inspect.signature, inspect.getsource and help() answer as without strata.
+ * functools.wraps copied a few of them and added a __wrapped__ that np.load
+ * does not have. The stand-in keeps its own __call__, __reduce__ and
+ * __reduce_ex__ (pickle and copy by name), and __get__ when orig binds: a
+ * bound or called-by-hand one still records. */
+static PyObject *s_call, *s_get, *s_reduce, *s_reduce_ex;
+
+static int is_name(PyObject* name, PyObject* interned) {
+  return name == interned || PyUnicode_Compare(name, interned) == 0;
+}
+
+static PyObject* iocall_getattro(PyObject* self, PyObject* name) {
+  IoCall* w = (IoCall*)self;
+  if (PyUnicode_Check(name) &&
+      (is_name(name, s_call) || is_name(name, s_reduce) || is_name(name, s_reduce_ex) ||
+       (is_name(name, s_get) && Py_TYPE(w->orig)->tp_descr_get != NULL)))
+    return PyObject_GenericGetAttr(self, name);
+  return PyObject_GetAttr(w->orig, name);
+}
+
+static int iocall_setattro(PyObject* self, PyObject* name, PyObject* value) {
+  return PyObject_SetAttr(((IoCall*)self)->orig, name, value);
 }
 
 /* Stored in a class, a Python function (numpy.load) binds as a method and
@@ -372,10 +391,6 @@ static PyMethodDef iocall_methods[] = {
     {"__reduce__", iocall_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
-static PyGetSetDef iocall_getset[] = {
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
-    {NULL, NULL, NULL, NULL, NULL}};
-
 static PyTypeObject IoCallType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strata._fast.IoCall",
@@ -384,16 +399,14 @@ static PyTypeObject IoCallType = {
     .tp_vectorcall_offset = offsetof(IoCall, vectorcall),
     .tp_call = iocall_call,
     .tp_repr = iocall_repr,
-    .tp_getattro = PyObject_GenericGetAttr,
-    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_getattro = iocall_getattro,
+    .tp_setattro = iocall_setattro,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "A library function that records one strata I/O event per call.",
     .tp_traverse = (traverseproc)iocall_traverse,
     .tp_clear = (inquiry)iocall_clear,
     .tp_methods = iocall_methods,
-    .tp_getset = iocall_getset,
     .tp_descr_get = iocall_descr_get,
-    .tp_dictoffset = offsetof(IoCall, dict),
     .tp_weaklistoffset = offsetof(IoCall, weakrefs),
 };
 
@@ -424,7 +437,6 @@ static PyObject* f_io_call(PyObject* self, PyObject* const* a, Py_ssize_t n) {
    * __class__ (numpy.ndarray does not). */
   w->exact_is_array = a[3] != Py_None && (a[4] == Py_None || (a[4] != a[3] && Py_TYPE(a[4]) == &PyType_Type &&
                                                               PyType_IsSubtype((PyTypeObject*)a[4], (PyTypeObject*)a[3])));
-  w->dict = NULL;
   w->weakrefs = NULL;
   w->vectorcall = iocall_vectorcall;
   PyObject_GC_Track(w);
@@ -481,6 +493,10 @@ PyMODINIT_FUNC PyInit__fast(void) {
   s_fspath = PyUnicode_InternFromString("__fspath__");
   s_name = PyUnicode_InternFromString("name");
   s_nbytes = PyUnicode_InternFromString("nbytes");
-  if (!s_fspath || !s_name || !s_nbytes || PyType_Ready(&IoCallType) < 0) return NULL;
+  s_call = PyUnicode_InternFromString("__call__");
+  s_get = PyUnicode_InternFromString("__get__");
+  s_reduce = PyUnicode_InternFromString("__reduce__");
+  s_reduce_ex = PyUnicode_InternFromString("__reduce_ex__");
+  if (!s_fspath || !s_name || !s_nbytes || !s_call || !s_get || !s_reduce || !s_reduce_ex || PyType_Ready(&IoCallType) < 0) return NULL;
   return PyModule_Create(&module);
 }

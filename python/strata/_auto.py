@@ -727,7 +727,6 @@ def _patch_serialization(torch):
     ser = torch.serialization
     orig_save, orig_load = ser.save, ser.load
 
-    @_wraps(orig_save)
     def save(obj, f, *args, **kwargs):
         pos0 = None
         if not _is_pathlike(f):
@@ -751,7 +750,6 @@ def _patch_serialization(torch):
                     n = -1
             _complete_io(b"torch.save", CAT_CKPT, t0, t1 - t0, _pathb(f), n, n if ok else -1)
 
-    @_wraps(orig_load)
     def load(f, *args, **kwargs):
         n = -1
         pos0 = None
@@ -769,6 +767,8 @@ def _patch_serialization(torch):
             t1 = _now()
             _complete_io(b"torch.load", CAT_CKPT, t0, t1 - t0, _pathb(f), n, n if ok else -1)
 
+    # Stand-ins, as for np.load: the program introspects the originals.
+    save, load = _StandIn(orig_save, save), _StandIn(orig_load, load)
     ser.save = save
     ser.load = load
     torch.save = save
@@ -794,33 +794,61 @@ def _io_wrapper(orig, name, cat, param, array_type=None, not_type=None):
     of it and records nothing. strata._fast.io_call does it in C; this Python
     version is for builds without it."""
     if _io_call is not None:
-        return _wraps(orig)(_io_call(orig, name, cat, array_type, not_type, param))
-    wrapper = _io_wrapper_py(orig, name, cat, param, array_type, not_type)
-    if hasattr(type(orig), "__get__"):
-        return wrapper
+        return _io_call(orig, name, cat, array_type, not_type, param)
+    return _StandIn(orig, _io_wrapper_py(orig, name, cat, param, array_type, not_type))
 
-    class Unbound:
-        """A builtin's (numpy.fromfile's) stand-in: stored in a class it stays
-        a plain callable, as the builtin does, instead of binding as a
-        method; pickled by name and printed as the builtin. Defined here:
-        only builds without strata._fast need it."""
-        __slots__ = ("__dict__", "__weakref__")
 
-        def __call__(self, *args, **kwargs):
-            return wrapper(*args, **kwargs)
+class _StandIn:
+    """What a patch puts in place of a library function orig: calls go to
+    `call` (which records, then calls orig), every other attribute is orig's,
+    read and written. So np.load's __code__, __defaults__, __kwdefaults__,
+    __dict__ and __doc__ are the original's, and __class__ too: isinstance(
+    np.load, types.FunctionType), inspect.signature, getsource and help()
+    answer as without strata (functools.wraps copied a few attributes, gave
+    others of the wrapper and added a __wrapped__ np.load does not have).
+    Pickled and copied by name, as a function is; stored in a class it binds
+    as a method only if orig does (np.load, not the builtin np.fromfile).
+    strata._fast.IoCall is the same in C."""
+    __slots__ = ("_strata_orig", "_strata_call", "__weakref__")
 
-        def __reduce__(self):
-            return self.__qualname__
+    def __init__(self, orig, call):
+        _stand_in_orig.__set__(self, orig)
+        _stand_in_call.__set__(self, call)
 
-        def __repr__(self):
-            return repr(orig)
+    def __call__(self, *args, **kwargs):
+        return _stand_in_call.__get__(self)(*args, **kwargs)
 
-    return _wraps(orig)(Unbound())
+    def __get__(self, obj, objtype=None):
+        if obj is None or not hasattr(type(_stand_in_orig.__get__(self)), "__get__"):
+            return self
+        return _MethodType(self, obj)
+
+    def __getattribute__(self, name):
+        orig = _stand_in_orig.__get__(self)
+        if name in _STAND_IN_OWN or (name == "__get__" and hasattr(type(orig), "__get__")):
+            return object.__getattribute__(self, name)
+        return getattr(orig, name)
+
+    def __setattr__(self, name, value):
+        setattr(_stand_in_orig.__get__(self), name, value)
+
+    def __delattr__(self, name):
+        delattr(_stand_in_orig.__get__(self), name)
+
+    def __reduce__(self):
+        return _stand_in_orig.__get__(self).__qualname__
+
+    def __repr__(self):
+        return repr(_stand_in_orig.__get__(self))
+
+
+_stand_in_orig, _stand_in_call = _StandIn._strata_orig, _StandIn._strata_call
+_STAND_IN_OWN = frozenset(("__call__", "__reduce__", "__reduce_ex__"))
+_MethodType = type(_debug.__get__(0))  # types.MethodType, without importing types
 
 
 def _io_wrapper_py(orig, name, cat, param, array_type, not_type):
 
-    @_wraps(orig)
     def wrapper(*args, **kwargs):
         tl = _tl
         if getattr(tl, "in_io_call", 0):

@@ -25,3 +25,30 @@ def test_same_behaviour_traced_and_plain(tmp_path, method):
     import strata
     df = strata.read_trace(tmp_path / "trace")
     assert int((df["name"] == "dataloader.batch").sum()) > 0   # it was traced
+
+
+@pytest.mark.parametrize("fast", ["1", "0"])
+def test_patched_functions_introspect_as_the_originals(tmp_path, fast):
+    """np.load, np.fromfile, PIL.Image.open, torch.save and torch.load under
+    the Python layer (strata._fast.IoCall, or the Python stand-in with
+    STRATA_PY_FAST=0) answer introspection as the originals do: __defaults__,
+    __kwdefaults__, __code__, __class__ (inspect.isfunction), no __wrapped__,
+    vars(), dir(), inspect.signature/getsource, pickling by name. functools.wraps
+    gave them none of __defaults__/__kwdefaults__/__code__ and a __wrapped__.
+    Only type() tells them apart (tests/python/scripts/introspect.py)."""
+    script = os.path.join(conftest.SCRIPTS, "introspect.py")
+    out = {}
+    for mode in ("plain", "traced"):
+        d = tmp_path / mode
+        d.mkdir()
+        cmd = [conftest.PYTHON, script, str(d)]
+        if mode == "plain":
+            out[mode] = subprocess.run(cmd, env=conftest.clean_env(), stdout=subprocess.PIPE, text=True,
+                                       check=True, timeout=300).stdout
+        else:
+            out[mode] = conftest.run_traced(tmp_path / "trace", cmd, env={"STRATA_PY_FAST": fast}).stdout
+    assert out["traced"] == out["plain"]
+    assert "  signature (file, mmap_mode=None, allow_pickle=False" in out["plain"]
+    import strata
+    df = strata.read_trace(tmp_path / "trace")
+    assert int((df["name"] == "numpy.load").sum()) == 1   # patched, and recording

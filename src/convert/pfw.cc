@@ -1,7 +1,7 @@
 // DFTracer .pfw: one JSON object per line, times in microseconds of
 // wall-clock time, files and hosts named through FH/HH/SH metadata events
 // carrying 64-bit hashes, I/O fields in args as DFTracer writes them with
-// metadata on (fhash, fd, offset, count, ret). Version 1 (DFTracer 1.x):
+// metadata on (fhash, fd, offset, count or an open's mode, ret). Version 1 (DFTracer 1.x):
 // lines between "[" and "]", "ph" letters, hashes as numbers. Version 2
 // (DFTracer 2.x): JSON lines only, integer "ph" and "type" (the layer),
 // hashes as hex strings, one "end" record per process.
@@ -27,6 +27,15 @@ namespace fmtf = strata::format;
 namespace {
 
 uint64_t hash_of(std::string_view s) { return XXH3_64bits(s.data(), s.size()); }
+
+// The open family keeps its mode argument in the size column, not a byte
+// count: DFTracer's open/open64/openat/creat64 write it as "mode", and only
+// when the call passed one (O_CREAT), where strata records 0.
+bool is_open_call(const reader::NameInfo& nm) {
+  if (nm.category != "POSIX") return false;
+  const std::string& n = nm.name;
+  return n == "open" || n == "open64" || n == "openat" || n == "openat64" || n == "creat" || n == "creat64";
+}
 
 class PfwWriter {
  public:
@@ -98,7 +107,12 @@ class PfwWriter {
     if (has_path) { j_.raw(",\"fhash\":"); hash(fhash); }
     if (f & fmtf::kFieldFd) { j_.raw(",\"fd\":"); j_.i64(b.fd[i]); }
     if (f & fmtf::kFieldOffset) { j_.raw(",\"offset\":"); j_.i64(b.offset[i]); }
-    if (f & fmtf::kFieldSize) { j_.raw(",\"count\":"); j_.i64(b.size[i]); }
+    if ((f & fmtf::kFieldSize) && is_open_call(nm)) {
+      if (b.size[i] > 0) { j_.raw(",\"mode\":"); j_.i64(b.size[i]); }
+    } else if (f & fmtf::kFieldSize) {
+      j_.raw(",\"count\":");
+      j_.i64(b.size[i]);
+    }
     if (f & fmtf::kFieldValue) { j_.raw(",\"value\":"); j_.i64(b.size[i]); }
     if (f & fmtf::kFieldRet) { j_.raw(",\"ret\":"); j_.i64(b.ret[i]); }
     if ((f & fmtf::kFieldErrno) && b.err[i]) { j_.raw(",\"errno\":"); j_.i64(b.err[i]); }

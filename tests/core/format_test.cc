@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <set>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -211,7 +213,10 @@ TEST(RoundTrip, PfwKeepsEveryEventAndArgument) {
     }
     expect_arg(args, "fd", e.has_fd, e.fd, e);
     expect_arg(args, "offset", e.has_offset, e.offset, e);
-    expect_arg(args, "count", e.has_size, e.size, e);
+    // The open family's size column is its mode argument: "mode" when one was given.
+    const bool open_call = e.cat == "POSIX" && (e.name.rfind("open", 0) == 0 || e.name.rfind("creat", 0) == 0);
+    expect_arg(args, "count", e.has_size && !open_call, e.size, e);
+    expect_arg(args, "mode", e.has_size && open_call && e.size > 0, e.size, e);
     expect_arg(args, "ret", e.has_ret, e.ret, e);
     expect_arg(args, "errno", e.has_errno, e.err, e);
     for (auto& [k, v] : e.tags) {
@@ -225,6 +230,52 @@ TEST(RoundTrip, PfwKeepsEveryEventAndArgument) {
   EXPECT_EQ(per_name, src.info.by_name) << "per-name counts of the pfw file vs strata info";
   EXPECT_EQ(static_cast<int64_t>(hh), src.info.processes);
   EXPECT_EQ(static_cast<int64_t>(sh), src.info.processes);
+}
+
+// DFTracer writes an open's mode argument (given with O_CREAT) as "mode" in
+// args; "count" is a byte count. A real program's open(path, O_CREAT, 0640)
+// and its open without O_CREAT, through `--to pfw` in both versions.
+TEST(Format, PfwOpenModeIsDftracerMode) {
+  TempDir tmp;
+  const std::string file = tmp.sub("created"), trace = tmp.sub("trace");
+  const std::string script =
+      "import os, sys\n"
+      "fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o640)\n"
+      "os.write(fd, b'x' * 10)\n"
+      "os.close(fd)\n"
+      "os.close(os.open(sys.argv[1], os.O_RDONLY))\n";
+  RunResult r = strata_run(trace, {PYTHON3, "-c", script, file}, {"--no-python"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* version : {"1", "2"}) {
+    SCOPED_TRACE(std::string("pfw version ") + version);
+    const std::string out = tmp.sub(std::string("v") + version + ".pfw");
+    RunResult c = run({kStrata, "convert", trace, "--to", "pfw", "--pfw-version", version, "-o", out});
+    ASSERT_EQ(c.code, 0) << c.err;
+    std::ifstream in(out);
+    std::string line;
+    simdjson::dom::parser parser;
+    std::set<std::string> fhashes;  // of the file, from its FH record
+    std::vector<std::string> opens;  // the args of each open of the file, in order
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] != '{') continue;
+      simdjson::padded_string ps(line);
+      simdjson::dom::object o;
+      ASSERT_FALSE(parser.parse(ps).get(o)) << line;
+      const std::string_view name = o["name"];
+      simdjson::dom::object args;
+      if (o["args"].get(args)) continue;
+      simdjson::dom::element v;
+      if (name == "FH" && std::string_view(args["name"]) == file && !args["value"].get(v))
+        fhashes.insert(json_value_text(v));
+      if (name.rfind("open", 0) == 0 && !args["fhash"].get(v) && fhashes.count(json_value_text(v)))
+        opens.push_back(simdjson::minify(args));
+    }
+    ASSERT_EQ(opens.size(), 2u);
+    EXPECT_NE(opens[0].find("\"mode\":416,"), std::string::npos) << opens[0];  // 0640
+    EXPECT_EQ(opens[0].find("\"count\""), std::string::npos) << opens[0];
+    EXPECT_EQ(opens[1].find("\"mode\""), std::string::npos) << opens[1];
+    EXPECT_EQ(opens[1].find("\"count\""), std::string::npos) << opens[1];
+  }
 }
 
 // ---- Block layout of a trace file, read straight from the bytes ----------------

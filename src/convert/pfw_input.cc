@@ -1,11 +1,17 @@
 // `strata cat` and `strata convert --to chrome` of a DFTracer trace: records
 // from src/importer, file names and hosts resolved through the FH/HH hash
 // records. One output line/event per record; an aggregated record (2.x
-// "ph": 3) carries "calls" (its dft_cnt) and its fields' min/max/sum.
+// "ph": 3) carries "calls" (its dft_cnt) and its fields' min/max/sum. The
+// Chrome output names each process from its start record's command line.
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <zlib.h>
 
@@ -14,6 +20,7 @@
 #include "importer/detect.h"
 #include "importer/line_reader.h"
 #include "importer/pfw_parser.h"
+#include "strata/reader.h"
 
 namespace strata::convert {
 
@@ -24,11 +31,13 @@ using importer::Phase;
 using importer::PfwRecord;
 
 // Calls fn(record, path-or-empty) for every call record (complete,
-// aggregated, counter) of every file; metadata resolves file hashes.
-template <class Fn>
-void walk_pfw(const std::string& trace, Fn&& fn) {
+// aggregated, counter) of every file, and start(record, strings) for every
+// DFTracer "start" record with the file's SH strings by hash (its cmd_hash
+// and exec_hash name them); metadata resolves file and string hashes.
+template <class Fn, class Start>
+void walk_pfw(const std::string& trace, Fn&& fn, Start&& start) {
   for (const std::string& path : importer::dftracer_files(trace)) {
-    std::unordered_map<uint64_t, std::string> files;
+    std::unordered_map<uint64_t, std::string> files, strings;
     importer::ByteStream bs(path);
     importer::LineReader lines(bs);
     importer::PfwParser parser(path);
@@ -38,10 +47,14 @@ void walk_pfw(const std::string& trace, Fn&& fn) {
       if (!parser.parse(line, r)) continue;
       if (r.ph == Phase::kMetadata) {
         if (r.name == "FH" && r.has_value) files[r.value] = std::string(r.a_name);
+        if (r.name == "SH" && r.has_value) strings[r.value] = std::string(r.a_name);
         continue;
       }
       if (r.ph == Phase::kUnknown) continue;
-      if (r.cat == "dftracer" || r.type == importer::EventType::kDftracer) continue;  // start/end
+      if (r.cat == "dftracer" || r.type == importer::EventType::kDftracer) {  // start/end
+        if (r.name == "start") start(r, std::as_const(strings));
+        continue;
+      }
       if (!r.has_ts) throw importer::ImportError(path + ":" + std::to_string(line.no) + ": event without \"ts\"");
       std::string_view file = r.a_fname;
       if (file.empty() && r.has_fhash) {
@@ -127,7 +140,7 @@ uint64_t write_json_lines_pfw(const std::string& trace, FILE* out) {
     j.raw("}\n");
     j.maybe_flush();
     ++n;
-  });
+  }, [](const PfwRecord&, const auto&) {});
   j.flush();
   if (j.failed()) throw std::runtime_error("write failed (stdout)");
   return n;
@@ -139,6 +152,11 @@ uint64_t write_chrome_pfw(const std::string& trace, const std::string& out_path)
   {
     JsonOut j(out.sink());
     j.raw("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    // Named as strata's own traces are (chrome.cc): without a process_name
+    // record Perfetto shows a bare pid. A pid with several start records
+    // (an exec'ed program traced again) has one name per image.
+    std::map<int64_t, std::vector<std::string>> names;
+    std::set<int64_t> pids;  // of the events written
     walk_pfw(trace, [&](const PfwRecord& r, std::string_view file) {
       if (r.ph == Phase::kCounter) return;  // telemetry samples: not spans
       if (n) j.raw(",\n");
@@ -150,8 +168,32 @@ uint64_t write_chrome_pfw(const std::string& trace, const std::string& out_path)
       body(j, r, file, true);
       j.ch('}');
       j.maybe_flush();
+      pids.insert(r.pid);
       ++n;
+    }, [&](const PfwRecord& r, const std::unordered_map<uint64_t, std::string>& strings) {
+      // The command line (arguments joined by ';', as the analyzer reads it), else the executable.
+      std::string command;
+      if (auto it = strings.find(r.cmd_hash); it != strings.end()) {
+        command = it->second;
+        std::replace(command.begin(), command.end(), ';', ' ');
+      } else if (auto ex = strings.find(r.exec_hash); ex != strings.end()) {
+        command = ex->second;
+      }
+      if (!command.empty()) names[r.pid].push_back(reader::program_label(command));
     });
+    for (int64_t pid : pids) {
+      std::string name;
+      for (const auto& im : names[pid]) name += (name.empty() ? "" : " -> ") + im;
+      if (name.empty()) name = "pid " + std::to_string(pid);
+      j.raw(n ? ",\n" : "");
+      j.raw("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+      j.i64(pid);
+      j.raw(",\"tid\":");
+      j.i64(pid);
+      j.raw(",\"args\":{\"name\":");
+      j.str(name);
+      j.raw("}}");
+    }
     j.raw("\n]}\n");
     j.flush();
     if (j.failed()) throw std::runtime_error(out_path + ": write failed");

@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
+#include <utility>
 
 namespace {
 const std::string kBin = STRATA_BIN;
@@ -130,11 +132,47 @@ TEST(PfwV2, CatAndConvertOneXSamples) {
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   ASSERT_FALSE(parser.load(t.dir + "/c.json").get(root));
-  EXPECT_EQ(root["traceEvents"].get_array().size(), 16410u);
+  EXPECT_EQ(root["traceEvents"].get_array().size(), 16410u + 1);  // and the process's name
   // A Chrome trace is recognised and refused with a clear message.
   out = sh("'" + kBin + "' cat '" + t.dir + "/c.json' 2>&1", &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(out.find("this is a Chrome trace"), std::string::npos) << out;
+}
+
+// convert --to chrome of a DFTracer trace names its processes (Perfetto
+// shows a bare pid otherwise), as strata's own traces are: from the start
+// record's command line (SH of cmd_hash), else its executable (exec_hash),
+// else the pid; one process_name record per pid with events.
+TEST(PfwV2, ChromeNamesProcesses) {
+  Tmp t;
+  const std::string exe_only = t.dir + "/exe-only.pfw";
+  std::ofstream(exe_only)
+      << R"({"name":"SH","cat":"dftracer","pid":7,"tid":7,"ph":"M","args":{"name":"/usr/bin/python3.11","value":5}})" "\n"
+      << R"({"name":"start","cat":"dftracer","pid":7,"tid":7,"ts":10,"dur":0,"ph":"X","args":{"exec_hash":5}})" "\n"
+      << R"({"name":"read","cat":"POSIX","pid":7,"tid":7,"ts":11,"dur":1,"ph":"X","args":{"fd":3,"count":1,"ret":1}})" "\n";
+  const std::pair<std::string, std::map<int64_t, std::string>> cases[] = {
+      {kSamples + "/probe-probe-4989-preload.pfw", {{4989, "probe"}}},           // cmd "./probe;/scratch/..."
+      {kV2, {{100, "app"}}},                                                      // 2.x, cmd "./app;in.dat"
+      {kSamples + "/bench-bench-5032-preload.pfw.gz", {{5032, "pid 5032"}}},     // a start without args
+      {exe_only, {{7, "python3.11"}}}};
+  for (const auto& [input, want] : cases) {
+    SCOPED_TRACE(input);
+    int rc = -1;
+    sh("'" + kBin + "' convert '" + input + "' --to chrome -o '" + t.dir + "/c.json' 2>/dev/null", &rc);
+    ASSERT_EQ(rc, 0);
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    ASSERT_FALSE(parser.load(t.dir + "/c.json").get(root));
+    std::map<int64_t, std::string> got;
+    for (simdjson::dom::element e : root["traceEvents"].get_array()) {
+      std::string_view ph, name;
+      if (e["ph"].get(ph) || ph != "M" || e["name"].get(name) || name != "process_name") continue;
+      const int64_t pid = e["pid"];
+      EXPECT_FALSE(got.count(pid)) << "two names for pid " << pid;
+      got[pid] = std::string(std::string_view(e["args"]["name"]));
+    }
+    EXPECT_EQ(got, want);
+  }
 }
 
 TEST(PfwV2, RoundTripStrataToPfw1And2) {

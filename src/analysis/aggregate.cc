@@ -596,6 +596,8 @@ STRATA_HOT_INLINE void UnitAgg::count_file(Proc& p, const IoEvent& e, const Fact
           pf.bytes_read += bytes;
           acc.max_read = std::max(acc.max_read, bytes);
           acc.min_read = std::min(acc.min_read, bytes);
+        } else {
+          pf.eof_reads += bytes == 0;
         }
       } else {
         ++pf.writes;

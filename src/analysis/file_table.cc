@@ -13,6 +13,7 @@ void ProcFile::add_counts(const ProcFile& o) {
   opens += o.opens;
   fdopens += o.fdopens;
   reads += o.reads;
+  eof_reads += o.eof_reads;
   writes += o.writes;
   stats += o.stats;
   seeks += o.seeks;

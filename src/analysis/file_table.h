@@ -86,6 +86,9 @@ struct ProcFile {
   uint64_t opens = 0, stats = 0, seeks = 0, mmaps = 0, other_meta = 0;
   uint64_t fdopens = 0;  // the opens that were fdopen of a descriptor already open (not a new pass)
   int64_t meta_ns = 0;
+  // Reads that returned 0 (the end of the file): calls, not requests for
+  // data, so the mean request size leaves them out (Darshan's size bins do not).
+  uint64_t eof_reads = 0;
   int64_t max_read() const { return access.find() ? access.find()->max_read : 0; }
   bool offsets_known() const { return access.find() && access.find()->offsets_known; }
   int64_t coverage() const { return access.find() ? access.find()->coverage.measure() : 0; }

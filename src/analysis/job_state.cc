@@ -39,7 +39,7 @@ template <class Ar> void fields(Ar& ar, FileAccess& x) {
 }
 template <class Ar> void fields(Ar& ar, ProcFile& x) {
   ar(x.opens, x.fdopens, x.reads, x.writes, x.stats, x.seeks, x.mmaps, x.other_meta, x.bytes_read, x.bytes_written,
-     x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts);
+     x.read_ns, x.write_ns, x.meta_ns, x.extent, x.first_ts, x.last_ts, x.eof_reads);
   // The same bytes with or without the access part (an absent one reads as
   // empty); loading allocates it only when it holds something.
   if constexpr (std::is_same_v<Ar, serial::Reader>) {

@@ -298,7 +298,12 @@ struct DataFiles {
   uint64_t meta_ops = 0;
   int64_t meta_ns = 0, data_ns = 0;
   uint64_t data_ops = 0;  // reads + writes
+  uint64_t eof_reads = 0;  // of those, reads that met the end of the file (0 bytes)
   int64_t data_bytes = 0;
+  // The mean request: a read returning 0 at the end of a file asked for
+  // nothing the program could have asked for in a larger request.
+  uint64_t requests() const { return data_ops - eof_reads; }
+  double mean_request() const { return requests() ? double(data_bytes) / double(requests()) : 0; }
   // Every file the job moved data with (outputs, logs and checkpoints too):
   // a job bound by writing gets no read-ahead advice. write_ns holds fsync.
   struct {
@@ -324,6 +329,7 @@ DataFiles data_files(const Job& job) {
     }
     d.meta_ops += f.opens + f.stats + f.seeks + f.other_meta;
     d.data_ops += f.reads + f.writes;
+    d.eof_reads += f.eof_reads;
     d.data_bytes += f.bytes_read + f.bytes_written;
     d.meta_ns += f.meta_ns;
     d.data_ns += f.read_ns + f.write_ns;
@@ -354,18 +360,19 @@ void file_rules(const DataFiles& d, Verdict& v) {
 // Many small requests to data files of an I/O-bound job: fewer, larger ones
 // cost fewer calls and let the storage read ahead.
 void request_size_rule(const DataFiles& d, const std::string& bottleneck, Verdict& v) {
-  if (bottleneck != "io" || d.data_ops < kSmallRequestsMin || d.data_ns < d.meta_ns || d.data_bytes <= 0) return;
-  const double mean = static_cast<double>(d.data_bytes) / static_cast<double>(d.data_ops);
+  if (bottleneck != "io" || d.requests() < kSmallRequestsMin || d.data_ns < d.meta_ns || d.data_bytes <= 0) return;
+  const double mean = d.mean_request();
   if (mean >= kSmallRequestBytes) return;
-  // Files read whole, one request each (and one more meeting the end): no
-  // larger request exists, the files are small (small-files says so).
+  // Files read whole, one request each: no larger request exists, the
+  // files are small (small-files says so).
   if (d.read > 0 && 2 * mean >= static_cast<double>(d.read_extent) / static_cast<double>(d.read)) return;
   v.advice.push_back({"larger-requests",
-                      std::to_string(d.data_ops) + " reads and writes of data files moved " + bytes(mean) +
+                      std::to_string(d.requests()) + " reads and writes of data files moved " + bytes(mean) +
                           " each on average (" + duration(d.data_ns) +
                           "): use larger requests (1 MiB or more) or a buffered reader, and read each file "
                           "sequentially in one pass",
                       {{"data_ops", double(d.data_ops)},
+                       {"eof_reads", double(d.eof_reads)},
                        {"mean_request_bytes", mean},
                        {"data_ns", double(d.data_ns)},
                        {"meta_ns", double(d.meta_ns)}}});
@@ -691,7 +698,7 @@ Verdict process_verdict(const Job& job, const std::map<int64_t, VerdictProc>& pr
   // The job's data files, as the request-size rule counts them: one average
   // in the summary and in the advice.
   const uint64_t ops = d.data_ops;
-  const double mean_req = ops ? double(d.data_bytes) / double(ops) : 0;
+  const double mean_req = d.mean_request();
   const int64_t wall = worst->last_ts - worst->first_ts;
   const double meta = share(worst->meta_ns, worst->meta_ns + worst->data_ns);
   std::string exe = worst->meta.exe.substr(worst->meta.exe.rfind('/') + 1);
@@ -701,8 +708,8 @@ Verdict process_verdict(const Job& job, const std::map<int64_t, VerdictProc>& pr
   if (n > 1)
     s += " (the most I/O time of " + std::to_string(n) + " processes; they spent " + pct(least) + " to " + pct(most) +
          " in I/O)";
-  if (ops)
-    s += "; the job's data requests average " + bytes(mean_req) + (mean_req < 64 * 1024 ? " (small)" : " (large)");
+  if (d.requests())
+    s += "; the job's data requests average " + bytes(mean_req) + (mean_req < kSmallRequestBytes ? " (small)" : " (large)");
   // One process: its share. Several: their I/O time over their active time.
   const ActiveTime active = job_active_time(job);
   const double job_share = n > 1 ? std::min(1.0, active.share()) : worst_share;
@@ -748,7 +755,8 @@ Verdict process_verdict(const Job& job, const std::map<int64_t, VerdictProc>& pr
                 {"processes", double(n)},            {"min_io_share", least},
                 {"max_io_share", most},              {"job_io_share", job_share},
                 {"active_ns", double(active.active_ns)},
-                {"data_ops", double(ops)},           {"mean_request_bytes", mean_req},
+                {"data_ops", double(ops)},           {"eof_reads", double(d.eof_reads)},
+                {"mean_request_bytes", mean_req},
                 {"checkpoint_ns", double(ckpt_ns)},  {"checkpoint_calls", double(ckpt_p ? ckpt_p->checkpoint_calls : 0)},
                 {"checkpoint_share", ckpt}};
   const std::string why = "pid " + std::to_string(worst->meta.pid) + " spent " + pct(worst_share) + " of its time in I/O";

@@ -74,7 +74,8 @@ def test_large_files_do_not_fire_small_files(tmp_path, files_prog):
     assert "small-files" not in rules(v)
     assert "metadata" not in rules(v)
     assert v["evidence"]["data_ops"] == 4 * (32 + 1)
-    assert v["evidence"]["mean_request_bytes"] == pytest.approx(2 * MIB * 4 / 132)
+    assert v["evidence"]["eof_reads"] == 4
+    assert v["evidence"]["mean_request_bytes"] == 64 * 1024  # the reads at the end of file ask for nothing
 
 
 def test_metadata_fires_when_stats_outweigh_reads(tmp_path, files_prog):
@@ -199,19 +200,46 @@ def test_small_requests_of_an_io_bound_job_fire(tmp_path, files_prog):
     a = advice(v, "larger-requests")
     # 1024 reads of 4 KiB and one at the end of each file
     assert a["evidence"]["data_ops"] == 8 * 1025
-    assert a["evidence"]["mean_request_bytes"] == pytest.approx(4 * MIB / 1025)
+    assert a["evidence"]["eof_reads"] == 8
+    assert a["evidence"]["mean_request_bytes"] == 4096
     assert a["evidence"]["data_ns"] >= a["evidence"]["meta_ns"]
 
 
 def test_files_read_whole_do_not_fire_larger_requests(tmp_path, files_prog):
     # 32 KiB files read with 64 KiB requests: one read takes each file whole
     # (and one more meets its end), so no larger request exists; the mean
-    # request (16 KiB) is under 64 KiB all the same.
+    # request (32 KiB) is under 64 KiB all the same.
     v = run_files(tmp_path, files_prog, n=600, size=32 * 1024, stats=0, chunk=65536, burn_ms=0)
     assert v["evidence"]["data_ops"] == 600 * 2
-    assert v["evidence"]["mean_request_bytes"] == 16 * 1024
+    assert v["evidence"]["mean_request_bytes"] == 32 * 1024
     assert v["bottleneck"] == "io", v
     assert "larger-requests" not in rules(v)
+
+
+def test_reads_at_end_of_file_do_not_make_requests_small(tmp_path):
+    # dd reads 64 KiB at a time and a last read returns 0 (the end of the
+    # file): that read asked for nothing, so the requests are not small.
+    # Darshan's counters still count it (size bin 0-100).
+    big = tmp_path / "big.bin"
+    with open(big, "wb") as f:
+        f.write(b"\1" * (80 * MIB))
+    conftest.run_traced(tmp_path / "trace", ["dd", "if=" + str(big), "of=/dev/null", "bs=64k"])
+    v = analyze(tmp_path / "trace")
+    assert v["bottleneck"] == "io", v  # where larger-requests would fire
+    assert v["evidence"]["data_ops"] == 1280 + 1, v
+    assert "(small)" not in v["summary"], v
+    assert "larger-requests" not in rules(v)
+    assert v["evidence"]["eof_reads"] == 1
+    assert v["evidence"]["mean_request_bytes"] == 64 * 1024
+    darshan = conftest.strata_cli("analyze", "--darshan", str(tmp_path / "trace"))
+    counters = {}
+    for line in darshan.splitlines():
+        cols = line.split("\t")
+        if len(cols) > 5 and cols[5] == str(big):
+            counters[cols[3]] = int(float(cols[4]))
+    assert counters["POSIX_READS"] == 1281, counters
+    assert counters["POSIX_SIZE_READ_0_100"] == 1
+    assert counters["POSIX_SIZE_READ_10K_100K"] == 1280
 
 
 def test_large_requests_do_not_fire(tmp_path, files_prog):

@@ -102,15 +102,18 @@ const decodeLevels = (row, n) => {
     span = Math.max(span, 1);
     const io = s.unoverlapped_io_ns || 0, comp = s.compute_ns || 0, both = (s.io_ns || 0) - io;
     label = 'process time summed over ' + (s.processes || 0) + ' process(es), ' + seconds(span / 1e9);
-    parts = [['I/O only', io], ['I/O overlapping compute', Math.max(0, both)], ['compute', Math.max(0, comp - both)]];
-    parts.push(['other', Math.max(0, span - parts.reduce((t, x) => t + x[1], 0))]);
-    parts = parts.map(([k, ns]) => [k, 100 * ns / span]);
+    // Without compute regions compute is unknown: the rest is not called compute, nor 0% of it.
+    parts = s.compute_measured === false ? [['I/O', s.io_ns || 0]] :
+      [['I/O only', io], ['I/O overlapping compute', Math.max(0, both)], ['compute', Math.max(0, comp - both)]];
+    parts.push([s.compute_measured === false ? 'other (compute not measured: no compute regions)' : 'other',
+      Math.max(0, span - parts.reduce((t, x) => t + x[1], 0))]);
+    parts = parts.map(([k, ns], i) => [k, 100 * ns / span, i === parts.length - 1 ? 3 : i]);
   }
   const c = document.getElementById('shares');
   drawBars(c, legendAfter(c), {categories: [label], horizontal: true, stacked: true, max: 100,
     valueTitle: '% of the time', valueText: (v) => String(Math.round(v)),
-    series: parts.map(([k, pct], i) => ({label: k + ' ' + pct.toFixed(1) + '%', values: [pct],
-      colour: palette[[2, 3, 1, 7][i % 4]]}))});
+    series: parts.map(([k, pct, c], i) => ({label: k + ' ' + pct.toFixed(1) + '%', values: [pct],
+      colour: palette[[2, 3, 1, 7][(c === undefined ? i : c) % 4]]}))});
   done();
 }
 
@@ -227,8 +230,9 @@ document.getElementById('groups-title').textContent = 'Time per ' + D.by + ' (su
 later(document.getElementById('groups').parentElement, () => {
   const hasWait = D.groups.some((x) => x[3] > 0);
   const c = document.getElementById('groups');
-  const series = [{label: 'I/O time', values: D.groups.map((x) => x[1]), colour: palette[0]},
-    {label: 'compute time', values: D.groups.map((x) => x[2]), colour: palette[2]}];
+  const series = [{label: 'I/O time', values: D.groups.map((x) => x[1]), colour: palette[0]}];
+  if (!R.summary || R.summary.compute_measured !== false)  // unknown is not 0
+    series.push({label: 'compute time', values: D.groups.map((x) => x[2]), colour: palette[2]});
   if (hasWait) series.push({label: 'loader wait', values: D.groups.map((x) => x[3]), colour: palette[3]});
   drawBars(c, legendAfter(c), {categories: D.groups.map((x) => x[0]), series, categoryTitle: D.by,
     valueTitle: 'seconds', valueText: (v) => v === 0 ? '0' : v.toPrecision(3).replace(/\.?0+$/, '')});

@@ -138,6 +138,14 @@ struct Totals {
   std::set<int64_t> ranks;
 };
 
+}  // namespace
+
+bool compute_measured(const Job& job) {
+  return std::any_of(job.procs.begin(), job.procs.end(), [](const ProcResult& p) { return p.compute_union > 0; });
+}
+
+namespace {
+
 Totals totals(const Job& job) {
   Totals t;
   for (auto& p : job.procs) {
@@ -313,10 +321,11 @@ void print_dl_summary(const Job& job, const AnalyzeOptions& o, std::ostream& out
     std::snprintf(line, sizeof line, "  %-8s %10s %11s %7s %8s %10s %10s %11s\n", "epoch", "wall time", "loader wait",
                   "waited", "batches", "compute", "I/O (sum)", "read");
     out << line;
+    const bool measured = compute_measured(job);  // else "-": not a 0
     auto row = [&](const std::string& label, const DlSummary::Figures& e, const std::string& waited) {
       std::snprintf(line, sizeof line, "  %-8s %10s %11s %7s %8" PRIu64 " %10s %10s %11s\n", label.substr(0, 8).c_str(),
                     fmt_s(e.wall_ns).c_str(), fmt_s(e.loader_wait_ns).c_str(), waited.c_str(), e.batches,
-                    fmt_s(e.compute_ns).c_str(), fmt_s(e.io_ns).c_str(),
+                    measured ? fmt_s(e.compute_ns).c_str() : "-", fmt_s(e.io_ns).c_str(),
                     job.sizes_known ? fmt_bytes(e.bytes_read).c_str() : "?");
       out << line;
     };
@@ -479,9 +488,11 @@ void text_summary(const Job& job, const AnalyzeOptions& o, const ProcessNaming& 
   out << (job.procs.size() > 1 ? "I/O (sum of unions) " : "I/O (union) ") << fmt_s(t.io)
       << "; calls: POSIX " << fmt_s(t.posix) << ", STDIO " << fmt_s(t.stdio) << "; metadata " << fmt_s(t.meta)
       << ", data " << fmt_s(t.data) << "\n";
-  if (t.app > 0)
+  if (compute_measured(job))
     out << "compute (union) " << fmt_s(t.compute) << "; app regions " << fmt_s(t.app) << "; unoverlapped: I/O "
         << fmt_s(t.unov_io) << ", compute " << fmt_s(t.unov_compute) << "\n";
+  else if (t.app > 0)  // DataLoader events, no model: the loop's work was not marked
+    out << "compute: not measured (no compute regions; app regions " << fmt_s(t.app) << ")\n";
   else  // a plain program: strata sees its calls, not its CPU time
     out << "compute: not measured (no app regions: strata's Python layer or the strata API marks them)\n";
   if (o.all && job.sizes_known)
@@ -710,6 +721,7 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
 
 void text_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   char line[512];
+  const bool measured = compute_measured(job);  // else "-": not a 0
   auto print_tags = [&](const char* title, const std::map<std::string, TagAgg>& m) {
     out << "== " << title << " ==\n";
     std::snprintf(line, sizeof line, "  %-12s %10s %10s %10s %11s %11s %11s %11s\n", "value", "reads", "writes", "meta",
@@ -735,7 +747,7 @@ void text_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOp
       const TagAgg& a = kv->second;
       std::snprintf(line, sizeof line, "  %-12s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %11s %11s %11s %11s\n",
                     k.substr(0, 12).c_str(), a.reads, a.writes, a.meta_ops, fmt_s(a.io_ns).c_str(),
-                    fmt_s(a.compute_ns).c_str(), job.sizes_known ? fmt_bytes(a.bytes_read).c_str() : "?",
+                    measured ? fmt_s(a.compute_ns).c_str() : "-", job.sizes_known ? fmt_bytes(a.bytes_read).c_str() : "?",
                     job.sizes_known ? fmt_bytes(a.bytes_written).c_str() : "?");
       out << line;
     }
@@ -835,12 +847,16 @@ void json_header([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyze
 
 void json_summary([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   Totals t = totals(job);
+  // Compute without compute regions is unknown: null, not 0.
+  const bool measured = compute_measured(job);
+  auto ns_or_null = [measured](int64_t ns) { return measured ? std::to_string(ns) : std::string("null"); };
   out << ",\n \"summary\": {\"processes\": " << job.procs.size() << ", \"threads\": " << t.threads
       << ", \"hosts\": " << std::max<size_t>(1, t.hosts.size()) << ", \"ranks\": " << t.ranks.size()
       << ", \"wall_ns\": " << t.wall << ", \"io_ns\": " << t.io << ", \"posix_ns\": " << t.posix
       << ", \"stdio_ns\": " << t.stdio << ", \"meta_ns\": " << t.meta << ", \"data_ns\": " << t.data
-      << ", \"app_ns\": " << t.app << ", \"compute_ns\": " << t.compute << ", \"unoverlapped_io_ns\": " << t.unov_io
-      << ", \"unoverlapped_compute_ns\": " << t.unov_compute << ", \"bytes_read\": " << (job.sizes_known ? t.br : -1)
+      << ", \"app_ns\": " << t.app << ", \"compute_measured\": " << (measured ? "true" : "false")
+      << ", \"compute_ns\": " << ns_or_null(t.compute) << ", \"unoverlapped_io_ns\": " << t.unov_io
+      << ", \"unoverlapped_compute_ns\": " << ns_or_null(t.unov_compute) << ", \"bytes_read\": " << (job.sizes_known ? t.br : -1)
       << ", \"bytes_written\": " << (job.sizes_known ? t.bw : -1) << "},\n \"processes\": [";
   for (size_t i = 0; i < job.procs.size(); ++i) {
     auto& p = job.procs[i];
@@ -848,9 +864,9 @@ void json_summary([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyz
         << ", \"rank\": " << p.meta.rank << ", \"host\": " << json_str(p.meta.host)
         << ", \"cmdline\": " << json_str(p.meta.cmdline) << ", \"threads\": " << p.threads
         << ", \"events\": " << p.events << ", \"first_ns\": " << p.first_ts << ", \"last_ns\": " << p.last_ts
-        << ", \"io_ns\": " << p.io_union << ", \"compute_ns\": " << p.compute_union
+        << ", \"io_ns\": " << p.io_union << ", \"compute_ns\": " << ns_or_null(p.compute_union)
         << ", \"unoverlapped_io_ns\": " << p.unoverlapped_io()
-        << ", \"unoverlapped_compute_ns\": " << p.unoverlapped_compute() << ", \"bytes_read\": " << p.bytes_read
+        << ", \"unoverlapped_compute_ns\": " << ns_or_null(p.unoverlapped_compute()) << ", \"bytes_read\": " << p.bytes_read
         << ", \"bytes_written\": " << p.bytes_written << ", \"exit_status\": " << p.exit_status
         << ", \"exit_signal\": " << p.exit_signal << ", \"children\": [";
     for (size_t k = 0; k < p.children.size(); ++k) out << (k ? "," : "") << p.children[k];

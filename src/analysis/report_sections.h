@@ -38,6 +38,11 @@ struct ProcessNaming {
 };
 void text_summary(const Job& job, const AnalyzeOptions& o, const ProcessNaming& naming, std::ostream& out);
 
+// Whether the trace measured compute: it has app regions counted as compute
+// (strata's Python layer marks forward/backward/optimizer steps; the strata
+// API, the program's own). Without them a compute time of 0 is unknown, not none.
+bool compute_measured(const Job& job);
+
 // The text report at `cols` columns: a longer line breaks at its last space
 // that fits (or inside a word without one), continued 5 columns deeper.
 std::string fit_width(const std::string& text, size_t cols);

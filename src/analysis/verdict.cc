@@ -712,6 +712,7 @@ Verdict process_verdict(const Job& job, const std::map<int64_t, VerdictProc>& pr
     s += "; the job's data requests average " + bytes(mean_req) + (mean_req < kSmallRequestBytes ? " (small)" : " (large)");
   // One process: its share. Several: their I/O time over their active time.
   const ActiveTime active = job_active_time(job);
+  const bool measured = compute_measured(job);
   const double job_share = n > 1 ? std::min(1.0, active.share()) : worst_share;
   if (n > 1) s += "; the processes spent " + pct(job_share) + " of their active time in I/O";
   // Checkpoints of a loop without a DataLoader (batches made in memory):
@@ -747,6 +748,8 @@ Verdict process_verdict(const Job& job, const std::map<int64_t, VerdictProc>& pr
   } else {
     v.bottleneck = "compute";
     s += "; I/O is not the bottleneck";
+    // The name says "not I/O": without compute regions the rest is unknown.
+    if (!measured) s += " (the rest of its time is not measured: CPU, or waits strata does not trace)";
   }
   v.summary = s;
   v.evidence = {{"pid", double(worst->meta.pid)},    {"wall_ns", double(wall)},
@@ -758,7 +761,7 @@ Verdict process_verdict(const Job& job, const std::map<int64_t, VerdictProc>& pr
                 {"data_ops", double(ops)},           {"eof_reads", double(d.eof_reads)},
                 {"mean_request_bytes", mean_req},
                 {"checkpoint_ns", double(ckpt_ns)},  {"checkpoint_calls", double(ckpt_p ? ckpt_p->checkpoint_calls : 0)},
-                {"checkpoint_share", ckpt}};
+                {"checkpoint_share", ckpt},          {"compute_measured", measured ? 1.0 : 0.0}};
   const std::string why = "pid " + std::to_string(worst->meta.pid) + " spent " + pct(worst_share) + " of its time in I/O";
   const auto& all = d.all;
   if (v.bottleneck == "io" && all.write_ns > all.read_ns) {

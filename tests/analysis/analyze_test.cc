@@ -415,7 +415,7 @@ TEST(DlSummary, EpochsLoaderWaitRolesAndFirstEpoch) {
   EXPECT_NE(t.find("\n== Deep learning == 4 epochs (tag \"epoch\"), 17 batches; all loops waited 4.20 s for data\n"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("  0            10.0 s      2.00 s   20.0%        5        0 s    4.00 ms    4.00 KiB\n"),
+  EXPECT_NE(t.find("  0            10.0 s      2.00 s   20.0%        5          -    4.00 ms    4.00 KiB\n"),
             std::string::npos)
       << t;
   // The header's 4.20 s holds an untagged wait the rows do not: --all gives the split.

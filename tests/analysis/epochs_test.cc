@@ -124,17 +124,17 @@ TEST(DlSummaryLoops, WallIsTheLoopAndOutsideIsApart) {
   std::ostringstream text;
   write_text(job, o, text);
   const std::string t = text.str();
-  EXPECT_NE(t.find("  2            800 ms      300 ms   37.5%        4        0 s        0 s    4.00 KiB\n"),
+  EXPECT_NE(t.find("  2            800 ms      300 ms   37.5%        4          -        0 s    4.00 KiB\n"),
             std::string::npos)
       << t;
   EXPECT_EQ(t.find("  between "), std::string::npos) << t;  // --all only
-  EXPECT_NE(t.find("  after        1.20 s     10.0 ms                2        0 s    3.00 ms    1.00 KiB\n"),
+  EXPECT_NE(t.find("  after        1.20 s     10.0 ms                2          -    3.00 ms    1.00 KiB\n"),
             std::string::npos)
       << t;
   o.all = true;
   std::ostringstream all;
   write_text(job, o, all);
-  EXPECT_NE(all.str().find("  between      400 ms     20.0 ms                4        0 s    6.00 ms    2.00 KiB\n"),
+  EXPECT_NE(all.str().find("  between      400 ms     20.0 ms                4          -    6.00 ms    2.00 KiB\n"),
             std::string::npos)
       << all.str();
 }

@@ -3,6 +3,7 @@ fire one rule of docs/analysis.md ("Verdict rules") or to stay clear of it;
 the assertions read `strata analyze --json`'s "verdict" object."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -261,6 +262,31 @@ def test_compute_bound_process_gets_no_storage_advice(tmp_path, files_prog):
     assert v["evidence"]["io_share"] < 0.5
     assert "faster-storage" not in rules(v)
     assert "I/O is not the bottleneck" in v["summary"]
+
+
+def test_compute_of_a_plain_program_is_not_measured(tmp_path, files_prog):
+    # A C program has no compute regions: its compute time is unknown, and
+    # the report said "compute 0%" (HTML), 0 (JSON) as if it measured none.
+    run_files(tmp_path, files_prog, n=2, size=64 * 1024, stats=0, chunk=65536, burn_ms=100)
+    trace = str(tmp_path / "trace")
+    report = json.loads(conftest.strata_cli("analyze", "--json", trace))
+    s = report["summary"]
+    assert s["compute_measured"] is False, s
+    assert s["compute_ns"] is None and s["unoverlapped_compute_ns"] is None, s
+    assert all(p["compute_ns"] is None for p in report["processes"]), report["processes"]
+    v = report["verdict"]
+    assert v["evidence"]["compute_measured"] == 0
+    assert "not measured" in v["summary"], v
+    assert "compute: not measured" in conftest.strata_cli("analyze", trace)
+    if os.access("/usr/bin/chromium", os.X_OK):  # the HTML bar: no "compute 0.0%"
+        page = tmp_path / "r.html"
+        conftest.strata_cli("analyze", "--html", str(page), trace)
+        dom = subprocess.run(["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                              "--user-data-dir=" + str(tmp_path / "chromium"), "--virtual-time-budget=5000",
+                              "--dump-dom", page.as_uri()],
+                             capture_output=True, text=True, timeout=120).stdout
+        assert re.search(r"other \(compute not measured: no compute regions\) [0-9.]+%", dom)  # a legend entry
+        assert "compute 0.0%" not in dom
 
 
 # ---- PyTorch DataLoader jobs -----------------------------------------------------------

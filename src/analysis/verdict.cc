@@ -454,6 +454,21 @@ Loader loader_of(const Job& job, const std::map<int64_t, VerdictProc>& procs, in
   return l;
 }
 
+// How the loader spent its time. Workers live between batches too, waiting
+// for the next index: "0% CPU and 0% I/O" of idle workers read as if they
+// did nothing at all, so their idle share is said, and alone when the
+// busy shares would round to 0.
+std::string loader_time(const Loader& l, const std::string& who, const std::string& life, int64_t io_ns) {
+  const double cpu = share(l.busy_ns - io_ns, l.life_ns), io = share(io_ns, l.life_ns);
+  if (!l.workers) return who + " spent " + pct(cpu) + " " + life + " outside I/O (CPU) and " + pct(io) + " in I/O";
+  const double idle = 1 - share(l.busy_ns, l.life_ns);
+  if (cpu < 0.005 && io < 0.005)
+    return who + (l.workers > 1 ? " were" : " was") + " idle (waiting for work, not producing a batch) " + pct(idle) +
+           " " + life;
+  return who + " spent " + pct(cpu) + " " + life + " outside I/O (CPU), " + pct(io) + " in I/O and " + pct(idle) +
+         " idle (waiting for work)";
+}
+
 // First epoch vs the others dl_summary compares (same number of batches),
 // counting reads of the job's files only: a first epoch that imports modules
 // lazily is not a cold cache.
@@ -522,8 +537,7 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
   std::string s = "the training loop (pid " + std::to_string(main_pid) + ") waited for data " + pct(wait) +
                   " of its " + duration(loop_ns);
   if (m.checkpoint_calls && ckpt >= 0.01) s += " and checkpointed " + pct(ckpt);  // below 1% it says nothing
-  s += "; " + who + " spent " + pct(share(l.busy_ns - io_ns, l.life_ns)) + " " + life +
-       " outside I/O (CPU) and " + pct(share(io_ns, l.life_ns)) + " in I/O";
+  s += "; " + loader_time(l, who, life, io_ns);
   if (ckpt >= kCheckpointShareMin && ckpt >= wait) {
     v.bottleneck = "checkpoint";
     s += "; checkpoints block the loop";

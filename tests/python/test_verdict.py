@@ -310,6 +310,20 @@ def run_job(tmp, n=8, size=4096, cold=0, **flags):
     return analyze(tmp / "trace")
 
 
+def test_idle_workers_are_called_idle(tmp_path):
+    # Two workers make a batch of two 4 KiB files in a millisecond, then wait
+    # while the loop sleeps 150 ms per batch: the verdict said they "spent 0%
+    # of their time outside I/O (CPU) and 0% in I/O", as if they did nothing.
+    v = run_job(tmp_path, n=8, workers=2, persistent=True, step_ms=150, batch=2)
+    assert v["evidence"]["loader_busy_ns"] < 0.005 * v["evidence"]["loader_time_ns"], v
+    assert "0% in I/O" not in v["summary"], v
+    assert "2 loader worker processes were idle (waiting for work, not producing a batch) 100% of their time" \
+        in v["summary"], v
+    text = conftest.strata_cli("analyze", str(tmp_path / "trace"))
+    epoch_row = next(line for line in text.splitlines() if line.startswith("  0 "))
+    assert epoch_row.split()[7] == "-", text  # compute (after "669 ms", "68.7 ms", "10.3%", 4): not measured
+
+
 def test_loader_cpu_bound_job_gets_more_workers(tmp_path):
     v = run_job(tmp_path, workers=1, cpu_ms=25, step_ms=1, persistent=True)
     assert v["bottleneck"] == "loader-cpu", v

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
@@ -190,6 +191,38 @@ std::string end_text(const ProcResult& p) {
 }
 
 bool failed(const ProcResult& p) { return p.exit_signal > 0 || p.exit_status > 0; }
+
+// The command strata ran: the first process image whose parent is not in the
+// trace, followed through its execs to the image that ended.
+const ProcResult* command_image(const Job& job) {
+  std::set<int64_t> pids;
+  for (const auto& p : job.procs) pids.insert(p.meta.pid);
+  auto start = [](const ProcResult& p) { return p.meta.start_ns >= 0 ? p.meta.start_ns : p.first_ts; };
+  const ProcResult* root = nullptr;
+  for (const auto& p : job.procs)
+    if ((!pids.count(p.meta.ppid) || p.meta.ppid == p.meta.pid) && (!root || start(p) < start(*root))) root = &p;
+  if (!root) return nullptr;
+  const ProcResult* last = root;
+  for (const auto& p : job.procs)
+    if (p.meta.pid == root->meta.pid && p.meta.host == root->meta.host && start(p) > start(*last)) last = &p;
+  return last;
+}
+
+// Whether the run ended early, as far as the trace says: the command died
+// of a signal its handler saw (a timeout's SIGTERM, Ctrl-C), or its file has
+// no footer (SIGKILL, the out-of-memory killer, or still running). "" if not.
+std::string cut_short(const Job& job) {
+  const ProcResult* c = command_image(job);
+  if (!c) return "";
+  const std::string who = "the command (pid " + std::to_string(c->meta.pid) + ")";
+  if (c->exit_signal > 0) return who + " was " + end_text(*c);
+  if (c->exit_status >= 0) return "";
+  const std::string file = std::filesystem::path(c->meta.source_file).filename().string();
+  for (const auto& w : job.warnings)
+    if (!file.empty() && (w.starts_with(file + ": no footer") || w.starts_with(file + ": truncated")))
+      return who + " wrote no footer: killed by SIGKILL or out of memory, or still running";
+  return "";
+}
 
 // The process tree: one row per process image. An image that replaced
 // another by exec (same pid, started later) is drawn under it as "exec";
@@ -455,6 +488,7 @@ void text_header([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyze
 
   out << "strata analyze: " << o.input << " (" << job.source_kind << ", " << job.units.size() << " file(s), "
       << job.events << " events)\n";
+  if (const std::string c = cut_short(job); !c.empty()) out << "cut short: " << c << "\n";
   for (auto& w : job.warnings) out << "warning: " << w << "\n";
   if (!job.approximate.empty()) {
     out << "approximate: ";
@@ -835,7 +869,10 @@ void text_staging([[maybe_unused]] const Job& job, [[maybe_unused]] const Analyz
 void json_header([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
   out << "{\n \"input\": " << json_str(o.input) << ",\n \"source\": " << json_str(job.source_kind)
       << ",\n \"events\": " << job.events << ",\n \"sizes_known\": " << (job.sizes_known ? "true" : "false")
-      << ",\n \"warnings\": [";
+      << ",\n \"cut_short\": ";
+  if (const std::string c = cut_short(job); !c.empty()) out << json_str(c);
+  else out << "null";
+  out << ",\n \"warnings\": [";
   for (size_t i = 0; i < job.warnings.size(); ++i) out << (i ? "," : "") << json_str(job.warnings[i]);
   out << "],\n \"approximate\": " << (job.approximate.empty() ? "false" : "true") << ", \"approximate_figures\": [";
   {

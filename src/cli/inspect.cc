@@ -32,6 +32,16 @@ struct TraceSummary {
   std::vector<std::string> hosts;
   std::set<std::pair<std::string, int64_t>> pids;  // (host, pid): a process that exec'd has a file per image
   std::vector<int64_t> writing_pids;  // files without footer whose process still runs (here)
+  // How each process image ended, to say whether the command was cut short.
+  struct Image {
+    std::string host;
+    int64_t pid = 0, ppid = 0;
+    uint64_t start = 0;
+    bool footer = true;
+    int64_t signal = 0;  // the fatal signal its handler saw ("signal" PROC event), 0 none
+  };
+  std::vector<Image> images;
+  std::string cut_short;  // "" when the trace does not say so
   std::vector<reader::TraceReader::Skipped> skipped;
   struct Unwritable {
     int64_t pid = 0, err = 0;
@@ -162,6 +172,26 @@ reader::ReadOptions read_options(unsigned threads) {
   return o;
 }
 
+// Whether the command strata ran (the first image whose parent is not in
+// the trace, followed through its execs) ended early, as strata analyze's
+// header says it: killed by a signal its handler saw, or no footer.
+std::string cut_short(const std::vector<TraceSummary::Image>& images) {
+  std::set<std::pair<std::string, int64_t>> pids;
+  for (const auto& m : images) pids.emplace(m.host, m.pid);
+  const TraceSummary::Image* c = nullptr;
+  for (const auto& m : images)
+    if ((!pids.count({m.host, m.ppid}) || m.ppid == m.pid) && (!c || m.start < c->start)) c = &m;
+  if (!c) return "";
+  for (const auto& m : images)  // the image it exec'd last
+    if (m.host == c->host && m.pid == c->pid && m.start > c->start) c = &m;
+  const std::string who = "the command (pid " + std::to_string(c->pid) + ")";
+  if (c->signal > 0) {
+    const char* abbrev = sigabbrev_np(static_cast<int>(c->signal));
+    return who + " was killed by " + (abbrev ? "SIG" + std::string(abbrev) : "signal " + std::to_string(c->signal));
+  }
+  return c->footer ? "" : who + " wrote no footer: killed by SIGKILL or out of memory, or still running";
+}
+
 TraceSummary summarize(const std::string& path, unsigned threads) {
   reader::TraceReader tr(path);
   TraceSummary s;
@@ -176,14 +206,22 @@ TraceSummary summarize(const std::string& path, unsigned threads) {
     if (std::find(s.hosts.begin(), s.hosts.end(), proc.hostname) == s.hosts.end()) s.hosts.push_back(proc.hostname);
     s.pids.emplace(proc.hostname, static_cast<int64_t>(proc.pid));
     std::vector<uint64_t> per_name;
+    std::vector<int8_t> is_signal;  // per name id: -1 not looked up yet
+    TraceSummary::Image image{proc.hostname, static_cast<int64_t>(proc.pid), static_cast<int64_t>(proc.ppid),
+                              proc.start_mono_ns};
     reader::EventBatch b;
     while (r.next(b)) {
       size_t n = b.size_events();
       s.events += n;
       untraced.scan(r, b);
       for (size_t i = 0; i < n; ++i) {
-        if (b.name[i] >= per_name.size()) per_name.resize(b.name[i] + 1);
+        if (b.name[i] >= per_name.size()) per_name.resize(b.name[i] + 1), is_signal.resize(b.name[i] + 1, -1);
         ++per_name[b.name[i]];
+        if (is_signal[b.name[i]] < 0) {
+          const auto& nm = r.dict().name(b.name[i]);
+          is_signal[b.name[i]] = nm.name == "signal" && nm.category == "PROC";
+        }
+        if (is_signal[b.name[i]]) image.signal = b.ret[i];
       }
       if (n) {
         auto [lo, hi] = std::minmax_element(b.ts.begin(), b.ts.end());
@@ -213,9 +251,12 @@ TraceSummary summarize(const std::string& path, unsigned threads) {
       if (proc.hostname == this_host() && process_running(proc.pid, proc.start_mono_ns)) s.writing_pids.push_back(proc.pid);
       else ++s.incomplete_files;
     }
+    image.footer = r.has_footer();
+    s.images.push_back(image);
     untraced.end_file(r);
   }
   if (s.events == 0) s.first_ns = s.last_ns = 0;
+  s.cut_short = cut_short(s.images);
   s.unwritable = read_unwritable(path);
   for (const auto& u : s.unwritable) s.dropped += u.lost;
   // Only a whole trace directory holds the images a process exec'd into.
@@ -266,6 +307,9 @@ void print_json(const std::string& path, const TraceSummary& s) {
   j.u64(s.profile_records);
   j.raw(",\"profiled_events\":");
   j.u64(s.profiled_events);
+  j.raw(",\"cut_short\":");
+  if (s.cut_short.empty()) j.raw("null");
+  else j.str(s.cut_short);
   j.raw(",\"incomplete_files\":");
   j.u64(s.incomplete_files);
   j.raw(",\"attached\":");
@@ -349,6 +393,7 @@ void print_text(const std::string& path, const TraceSummary& s) {
   if (s.profile_records)
     fmt::print("profile:        {} file records from {} counted events (strata analyze --darshan)\n",
                s.profile_records, s.profiled_events);
+  if (!s.cut_short.empty()) fmt::print("cut short:      {}\n", s.cut_short);
   if (s.incomplete_files) fmt::print("incomplete:     {} file(s) without footer (process killed?)\n", s.incomplete_files);
   for (int64_t pid : s.writing_pids) fmt::print("writing:        a file still being written by pid {}\n", pid);
   for (const auto& k : s.skipped) fmt::print("skipped:        {}: {}\n", k.file, k.why);

@@ -73,6 +73,8 @@ const decodeLevels = (row, n) => {
     if (v.advice && v.advice.length) {
       const ul = el('ul');
       v.advice.forEach((a) => { const li = el('li'); li.appendChild(el('b', '[' + a.rule + '] ')); li.append(a.text);
+        if (a.at_stake_ns !== undefined)
+          li.append(' (' + seconds(a.at_stake_ns / 1e9) + ' at stake, ' + Math.round(100 * a.at_stake_share) + '% of the run)');
         ul.appendChild(li); });
       host.appendChild(el('h3', 'Advice'));
       host.appendChild(ul);

@@ -345,7 +345,8 @@ void file_rules(const DataFiles& d, Verdict& v) {
                           std::to_string(d.read) + " data files of " + bytes(mean) +
                               " on average were read one by one: pack them into shards "
                               "(tar/WebDataset, TFRecord, HDF5, LMDB) read sequentially",
-                          {{"files_read", double(d.read)}, {"mean_file_bytes", mean}}});
+                          {{"files_read", double(d.read)}, {"mean_file_bytes", mean}},
+                          d.meta_ns + d.data_ns});
   }
   if (d.meta_ops >= kMetaOpsMin && d.meta_ns > d.data_ns)
     v.advice.push_back({"metadata",
@@ -354,7 +355,8 @@ void file_rules(const DataFiles& d, Verdict& v) {
                             "): pack files into shards, or open each file once and keep the handle",
                         {{"meta_ops", double(d.meta_ops)},
                          {"meta_ns", double(d.meta_ns)},
-                         {"data_ns", double(d.data_ns)}}});
+                         {"data_ns", double(d.data_ns)}},
+                        d.meta_ns});
 }
 
 // Many small requests to data files of an I/O-bound job: fewer, larger ones
@@ -375,12 +377,14 @@ void request_size_rule(const DataFiles& d, const std::string& bottleneck, Verdic
                        {"eof_reads", double(d.eof_reads)},
                        {"mean_request_bytes", mean},
                        {"data_ns", double(d.data_ns)},
-                       {"meta_ns", double(d.meta_ns)}}});
+                       {"meta_ns", double(d.meta_ns)}},
+                      d.data_ns});
 }
 
 // with_loader: a DataLoader feeds the job, whose prefetching can hide reads.
+// at_stake_ns: the time spent waiting for the reads.
 void staging_advice(const Job& job, const AnalyzeOptions& o, std::string why, Evidence ev, Verdict& v,
-                    bool with_loader) {
+                    bool with_loader, int64_t at_stake_ns) {
   const StageAdvice s = stage_advice(job, o.stage_capacity, o.stage_speedup);
   std::string text = why + ": put the data set on faster storage";
   if (!s.picks.empty()) {
@@ -393,7 +397,7 @@ void staging_advice(const Job& job, const AnalyzeOptions& o, std::string why, Ev
   ev.emplace_back("stage_files", double(s.picks.size()));
   ev.emplace_back("stage_bytes", double(s.used));
   ev.emplace_back("stage_saved_ns", double(s.saved_ns));
-  v.advice.push_back({"faster-storage", text, std::move(ev)});
+  v.advice.push_back({"faster-storage", text, std::move(ev), at_stake_ns});
 }
 
 // ---- with a training loop (strata's Python layer) -----------------------------------
@@ -489,7 +493,8 @@ void cold_epoch_rule(const Job& job, const std::map<std::string, int64_t>& epoch
                             duration(static_cast<int64_t>(rest)) +
                             " on average: a cold cache; stage the data set to local storage or warm "
                             "the cache (read it once) before training",
-                        {{"first_read_ns", double(first)}, {"rest_read_ns", rest}, {"epochs_compared", double(dl.compared.size())}}});
+                        {{"first_read_ns", double(first)}, {"rest_read_ns", rest}, {"epochs_compared", double(dl.compared.size())}},
+                        first - static_cast<int64_t>(rest)});
 }
 
 // The sums over `pid`'s epochs (nullptr when the critical path has none).
@@ -562,6 +567,7 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
     s += "; the loop's own compute bounds the job; I/O is not the bottleneck";
   }
   v.summary = s;
+  v.run_ns = loop_ns;
   v.evidence = {{"loop_pid", double(main_pid)},
                 {"loop_ns", double(loop_ns)},
                 {"loader_wait_ns", double(wait_ns)},
@@ -594,12 +600,12 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
                             (l.worker_ids ? "num_workers=" + std::to_string(l.worker_ids) + " now"
                                           : std::string("num_workers=0 now")) +
                             ") or cheaper transforms (decode once, resize offline, GPU augmentation)",
-                        loop_ev});
+                        loop_ev, next_ns});
   if (loader_bound && io_of_busy >= kLoaderIoShareMin)
     staging_advice(job, o,
                    "the loop waited " + pct(wait) + " while " + who + " spent " + pct(io_of_busy) +
                        " of their batch time in I/O",
-                   loop_ev, v, true);
+                   loop_ev, v, true, next_ns);
   cold_epoch_rule(job, epoch_read_ns, v);
   if (l.max_starts >= 2)
     v.advice.push_back({"persistent-workers",
@@ -608,14 +614,16 @@ Verdict loop_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
                             " workers): pass persistent_workers=True",
                         {{"worker_processes", double(l.restart_workers)},
                          {"worker_ids", double(l.restart_ids)},
-                         {"max_starts", double(l.max_starts)}}});
+                         {"max_starts", double(l.max_starts)}},
+                        wait_ns - next_ns});
   if (ckpt >= kCheckpointShareMin)
     v.advice.push_back({"async-checkpoint",
                         std::to_string(m.checkpoint_calls) + " checkpoint calls took " + pct(ckpt) +
                             " of the loop (" + duration(m.checkpoint_ns) +
                             "): save asynchronously (torch.distributed.checkpoint.async_save, or a "
                             "background thread writing a copy of the state) or less often",
-                        {{"checkpoint_share", ckpt}, {"checkpoint_ns", double(m.checkpoint_ns)}}});
+                        {{"checkpoint_share", ckpt}, {"checkpoint_ns", double(m.checkpoint_ns)}},
+                        m.checkpoint_ns});
   return v;
 }
 
@@ -766,6 +774,7 @@ Verdict process_verdict(const Job& job, const std::map<int64_t, VerdictProc>& pr
     if (!measured) s += " (the rest of its time is not measured: CPU, or waits strata does not trace)";
   }
   v.summary = s;
+  v.run_ns = job.last_ts > job.first_ts ? job.last_ts - job.first_ts : 0;
   v.evidence = {{"pid", double(worst->meta.pid)},    {"wall_ns", double(wall)},
                 {"io_ns", double(worst->io_union)},  {"io_share", worst_share},
                 {"meta_ns", double(worst->meta_ns)}, {"data_ns", double(worst->data_ns)},
@@ -791,9 +800,10 @@ Verdict process_verdict(const Job& job, const std::map<int64_t, VerdictProc>& pr
           {"write_ns", double(all.write_ns)},
           {"read_ns", double(all.read_ns)},
           {"writes", double(all.writes)},
-          {"mean_write_bytes", mean_write}}});
+          {"mean_write_bytes", mean_write}},
+         all.write_ns});
   } else if (v.bottleneck == "io") {
-    staging_advice(job, o, why, {{"io_share", worst_share}}, v, false);
+    staging_advice(job, o, why, {{"io_share", worst_share}}, v, false, all.read_ns);
   }
   if (ckpt >= kCheckpointShareMin)
     v.advice.push_back({"async-checkpoint",
@@ -801,7 +811,8 @@ Verdict process_verdict(const Job& job, const std::map<int64_t, VerdictProc>& pr
                             " of pid " + std::to_string(ckpt_pid) + " (" + duration(ckpt_ns) +
                             "): save asynchronously (torch.distributed.checkpoint.async_save, or a "
                             "background thread writing a copy of the state) or less often",
-                        {{"checkpoint_share", ckpt}, {"checkpoint_ns", double(ckpt_ns)}}});
+                        {{"checkpoint_share", ckpt}, {"checkpoint_ns", double(ckpt_ns)}},
+                        ckpt_ns});
   return v;
 }
 
@@ -856,7 +867,7 @@ class VerdictPass : public Pass {
   void text(const Analysis& an, std::ostream& out) const override {
     out << "Verdict: " << verdict_.bottleneck << "\n  " << verdict_.summary << "\n";
     for (const auto& a : verdict_.advice) {
-      const std::string head = "  - [" + a.rule + "] ";
+      const std::string head = "  - [" + a.rule + ", " + at_stake(a) + "] ";
       std::string line = head + a.text;
       if (!an.opts().all && clip_words(line, kTextColumns) != line) {  // wider than the screen (columns, not bytes)
         const size_t action = a.text.rfind(": ");
@@ -864,6 +875,11 @@ class VerdictPass : public Pass {
         line = clip_words(line, kTextColumns);
       }
       out << line << "\n";
+    }
+    if (an.opts().all && !verdict_.left_out.empty()) {
+      std::string line = "  (under " + pct(kAtStakeShareMin) + " of the run at stake, left out:";
+      for (const auto& a : verdict_.left_out) line += " [" + a.rule + ", " + at_stake(a) + "]";
+      out << line << ")\n";
     }
   }
   void json(const Analysis&, JsonSection& out) const override {
@@ -875,14 +891,26 @@ class VerdictPass : public Pass {
     for (size_t i = 0; i < verdict_.advice.size(); ++i) {
       const auto& a = verdict_.advice[i];
       o << (i ? ", " : "") << "{\"rule\": " << quoted(a.rule) << ", \"text\": " << quoted(a.text)
+        << ", \"at_stake_ns\": " << a.at_stake_ns << ", \"at_stake_share\": " << number(stake_share(a))
         << ", \"evidence\": ";
       json_evidence(a.evidence, o);
       o << "}";
+    }
+    o << "], \"run_ns\": " << verdict_.run_ns << ", \"advice_left_out\": [";
+    for (size_t i = 0; i < verdict_.left_out.size(); ++i) {
+      const auto& a = verdict_.left_out[i];
+      o << (i ? ", " : "") << "{\"rule\": " << quoted(a.rule) << ", \"at_stake_ns\": " << a.at_stake_ns
+        << ", \"at_stake_share\": " << number(stake_share(a)) << "}";
     }
     o << "]}";
   }
 
  private:
+  double stake_share(const Verdict::Advice& a) const { return share(a.at_stake_ns, verdict_.run_ns); }
+  // "1.2 s at stake (8%)": of the loop or the job (Verdict::run_ns).
+  std::string at_stake(const Verdict::Advice& a) const {
+    return duration(a.at_stake_ns) + " at stake (" + pct(stake_share(a)) + ")";
+  }
   Verdict verdict_;
 };
 
@@ -906,6 +934,13 @@ Verdict make_verdict(const Job& job, const std::map<int64_t, VerdictProc>& procs
   file_rules(files, v);
   request_size_rule(files, v.bottleneck, v);
   v.advice.insert(v.advice.begin(), first.begin(), first.end());
+  // A rule can hold on a job where following it would save next to nothing
+  // (200 small files read in 2 ms of a 1 s run): such advice is left out.
+  std::vector<Verdict::Advice> kept;
+  for (auto& a : v.advice)
+    (static_cast<double>(a.at_stake_ns) >= kAtStakeShareMin * static_cast<double>(v.run_ns) ? kept : v.left_out)
+        .push_back(std::move(a));
+  v.advice = std::move(kept);
   return v;
 }
 

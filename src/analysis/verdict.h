@@ -44,8 +44,12 @@ struct Verdict {
   struct Advice {
     std::string rule, text;
     std::vector<std::pair<std::string, double>> evidence;
+    int64_t at_stake_ns = 0;  // the time the advice concerns: what following it could save at most
   };
   std::vector<Advice> advice;
+  // What advice is weighed against: the training loop's time, else the job's wall time.
+  int64_t run_ns = 0;
+  std::vector<Advice> left_out;  // rules that held, with less than kAtStakeShareMin of run_ns at stake
 };
 
 // Thresholds of the rules (docs/analysis.md, "Verdict rules").
@@ -62,6 +66,7 @@ constexpr double kIoShareBound = 0.50;        // without a loop: I/O share of a 
 constexpr double kLargeWriteBytes = 1 << 20;  // write-bound: smaller writes are advised to grow
 constexpr uint64_t kSmallRequestsMin = 1000;  // reads + writes on data files
 constexpr int64_t kSmallRequestBytes = 64 << 10;  // mean request below which requests are small
+constexpr double kAtStakeShareMin = 0.05;  // advice whose time at stake is less of the run is left out
 
 // `epoch_read_ns`: read time on the job's files (not code, not system files)
 // per `epoch` tag value.

@@ -62,12 +62,27 @@ def run_files(tmp, prog, n, size, stats, chunk, burn_ms):
 def test_small_files_fire(tmp_path, files_prog):
     v = run_files(tmp_path, files_prog, n=200, size=4096, stats=0, chunk=65536, burn_ms=0)
     a = advice(v, "small-files")
+    assert a["at_stake_share"] >= 0.05 and a["at_stake_ns"] >= 0.05 * v["run_ns"], a  # the files' I/O time
     assert a["evidence"]["files_read"] == 200
     assert a["evidence"]["mean_file_bytes"] == 4096
     assert "no training loop" in v["summary"]
     assert v["evidence"]["processes"] == 1
     # one read of 4096 bytes and one at the end of file per file
     assert v["evidence"]["data_ops"] == 400
+
+
+def test_advice_with_little_time_at_stake_is_left_out(tmp_path, files_prog):
+    # 200 small files read in a few ms of a 1 s run: packing them would save
+    # next to nothing, yet small-files and metadata advice fired.
+    v = run_files(tmp_path, files_prog, n=200, size=4096, stats=0, chunk=65536, burn_ms=1000)
+    assert "small-files" not in rules(v) and "metadata" not in rules(v), v
+    assert v["run_ns"] >= 1e9
+    left = {a["rule"]: a for a in v["advice_left_out"]}
+    assert "small-files" in left, v
+    assert 0 < left["small-files"]["at_stake_share"] < 0.05
+    assert left["small-files"]["at_stake_ns"] < 0.05 * v["run_ns"]
+    text = conftest.strata_cli("analyze", "--all", str(tmp_path / "trace"))
+    assert "left out: [small-files, " in text, text
 
 
 def test_large_files_do_not_fire_small_files(tmp_path, files_prog):

@@ -37,6 +37,24 @@ bool is_open_call(const reader::NameInfo& nm) {
   return n == "open" || n == "open64" || n == "openat" || n == "openat64" || n == "creat" || n == "creat64";
 }
 
+// The args key of the size column where it holds no byte count. DFTracer's
+// brahma interposer writes truncate/ftruncate's new length and mmap's
+// length as "length"; munmap, msync, fallocate and sync_file_range (which it
+// does not wrap) hold lengths too. Written as "count" they were read as
+// bytes moved by the call. A smart-mode `iteration` holds whether its
+// events are in the trace (1) or only counted (0). nullptr: bytes, "count".
+const char* size_key(const reader::NameInfo& nm) {
+  const std::string& n = nm.name;
+  if (nm.category == "POSIX") {
+    static const std::set<std::string> lengths = {"truncate",  "ftruncate",       "ftruncate64",    "mmap",
+                                                  "mmap64",    "munmap",          "msync",          "fallocate",
+                                                  "fallocate64", "posix_fallocate", "posix_fallocate64", "sync_file_range"};
+    if (lengths.count(n)) return "length";
+  }
+  if (nm.category == "PROC" && n == "iteration") return "kept";
+  return nullptr;
+}
+
 class PfwWriter {
  public:
   PfwWriter(JsonOut& j, int version) : j_(j), v2_(version >= 2) {}
@@ -110,7 +128,10 @@ class PfwWriter {
     if ((f & fmtf::kFieldSize) && is_open_call(nm)) {
       if (b.size[i] > 0) { j_.raw(",\"mode\":"); j_.i64(b.size[i]); }
     } else if (f & fmtf::kFieldSize) {
-      j_.raw(",\"count\":");
+      const char* key = size_key(nm);
+      j_.raw(",\"");
+      j_.raw(key ? key : "count");
+      j_.raw("\":");
       j_.i64(b.size[i]);
     }
     if (f & fmtf::kFieldValue) { j_.raw(",\"value\":"); j_.i64(b.size[i]); }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 
@@ -215,8 +216,16 @@ TEST(RoundTrip, PfwKeepsEveryEventAndArgument) {
     expect_arg(args, "offset", e.has_offset, e.offset, e);
     // The open family's size column is its mode argument: "mode" when one was given.
     const bool open_call = e.cat == "POSIX" && (e.name.rfind("open", 0) == 0 || e.name.rfind("creat", 0) == 0);
-    expect_arg(args, "count", e.has_size && !open_call, e.size, e);
+    // Lengths (ftruncate's, mmap's, ...) are "length", as DFTracer writes them.
+    static const std::set<std::string> lengths = {
+        "truncate", "ftruncate", "ftruncate64", "mmap", "mmap64", "munmap", "msync", "fallocate", "fallocate64",
+        "posix_fallocate", "posix_fallocate64", "sync_file_range"};
+    const bool length_call = e.cat == "POSIX" && lengths.count(e.name);
+    const bool kept = e.cat == "PROC" && e.name == "iteration";
+    expect_arg(args, "count", e.has_size && !open_call && !length_call && !kept, e.size, e);
     expect_arg(args, "mode", e.has_size && open_call && e.size > 0, e.size, e);
+    expect_arg(args, "length", e.has_size && length_call, e.size, e);
+    expect_arg(args, "kept", e.has_size && kept, e.size, e);
     expect_arg(args, "ret", e.has_ret, e.ret, e);
     expect_arg(args, "errno", e.has_errno, e.err, e);
     for (auto& [k, v] : e.tags) {
@@ -275,6 +284,53 @@ TEST(Format, PfwOpenModeIsDftracerMode) {
     EXPECT_EQ(opens[0].find("\"count\""), std::string::npos) << opens[0];
     EXPECT_EQ(opens[1].find("\"mode\""), std::string::npos) << opens[1];
     EXPECT_EQ(opens[1].find("\"count\""), std::string::npos) << opens[1];
+  }
+}
+
+// ftruncate's new length, mmap's, munmap's, msync's and posix_fallocate's
+// lengths are no byte counts: written as "count", a DFTracer tool summing
+// "count" took a 64 KiB ftruncate for 64 KiB written. DFTracer's brahma
+// interposer writes ftruncate's and mmap's as "length".
+TEST(Format, PfwLengthsAreDftracerLength) {
+  TempDir tmp;
+  const std::string file = tmp.sub("sized"), trace = tmp.sub("trace");
+  const std::string script =
+      "import mmap, os, sys\n"
+      "fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR, 0o600)\n"
+      "os.ftruncate(fd, 65536)\n"
+      "os.posix_fallocate(fd, 0, 32768)\n"
+      "m = mmap.mmap(fd, 16384)\n"
+      "m[0:1] = b'x'\n"
+      "m.flush()\n"
+      "m.close()\n"
+      "os.close(fd)\n";
+  RunResult r = strata_run(trace, {PYTHON3, "-c", script, file}, {"--no-python"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::map<std::string, int64_t> want = {
+      {"ftruncate", 65536}, {"posix_fallocate", 32768}, {"mmap", 16384}, {"msync", 16384}, {"munmap", 16384}};
+  for (const char* version : {"1", "2"}) {
+    SCOPED_TRACE(std::string("pfw version ") + version);
+    const std::string out = tmp.sub(std::string("v") + version + ".pfw");
+    RunResult c = run({kStrata, "convert", trace, "--to", "pfw", "--pfw-version", version, "-o", out});
+    ASSERT_EQ(c.code, 0) << c.err;
+    std::ifstream in(out);
+    std::string line;
+    simdjson::dom::parser parser;
+    std::map<std::string, std::string> seen;  // name (64 folded) -> its args
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] != '{') continue;
+      simdjson::padded_string ps(line);
+      simdjson::dom::object o;
+      ASSERT_FALSE(parser.parse(ps).get(o)) << line;
+      std::string name{std::string_view(o["name"])};
+      if (name.size() > 2 && name.compare(name.size() - 2, 2, "64") == 0) name.resize(name.size() - 2);
+      simdjson::dom::object args;
+      if (!want.count(name) || o["args"].get(args)) continue;
+      simdjson::dom::element v;
+      if (!args["length"].get(v) && int64_t(v) == want.at(name)) seen[name] = simdjson::minify(args);
+      EXPECT_TRUE(args["count"].get(v)) << name << ": " << simdjson::minify(args);  // no "count"
+    }
+    for (auto& [name, n] : want) EXPECT_TRUE(seen.count(name)) << name << " with \"length\":" << n;
   }
 }
 

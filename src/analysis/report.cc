@@ -1107,6 +1107,7 @@ void json_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
 }
 
 void json_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOptions& o, std::ostream& out) {
+  const bool measured = compute_measured(job);  // else null, as in the summary: not a 0
   auto tags = [&](const char* name, const std::map<std::string, TagAgg>& m) {
     out << ",\n \"" << name << "\": {";
     bool f1 = true;
@@ -1114,7 +1115,8 @@ void json_tags([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOp
       out << (f1 ? "\n  " : ",\n  ") << json_str(k) << ": {\"events\": " << a.events << ", \"reads\": " << a.reads
           << ", \"writes\": " << a.writes << ", \"meta_ops\": " << a.meta_ops << ", \"io_ns\": " << a.io_ns
           << ", \"read_ns\": " << a.read_ns << ", \"write_ns\": " << a.write_ns << ", \"meta_ns\": " << a.meta_ns
-          << ", \"compute_ns\": " << a.compute_ns << ", \"bytes_read\": " << (job.sizes_known ? a.bytes_read : -1)
+          << ", \"compute_ns\": " << (measured ? std::to_string(a.compute_ns) : std::string("null"))
+          << ", \"bytes_read\": " << (job.sizes_known ? a.bytes_read : -1)
           << ", \"bytes_written\": " << (job.sizes_known ? a.bytes_written : -1)
           << ", \"first_ns\": " << (a.events ? a.first_ts : -1) << ", \"last_ns\": " << (a.events ? a.last_ts : -1)
           << ", \"loader_waits\": " << a.loader_waits << ", \"loader_wait_ns\": " << a.loader_wait_ns << "}";
@@ -1155,11 +1157,13 @@ void json_dl([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeOpti
     } else {
       out << "{\"batches\": " << s.batches << ", \"loader_wait_ns\": " << s.loader_wait_ns
           << ", \"startup_ns\": " << s.startup_ns << ", \"shutdown_ns\": " << s.shutdown_ns << ", \"epochs\": [";
+      const bool measured = compute_measured(job);  // else null, as in the summary: not a 0
       auto figures = [&](const DlSummary::Figures& f) {
         out << "\"wall_ns\": " << f.wall_ns << ", \"loader_wait_ns\": " << f.loader_wait_ns
             << ", \"next_ns\": " << f.next_ns << ", \"startup_ns\": " << f.startup_ns
             << ", \"shutdown_ns\": " << f.shutdown_ns
-            << ", \"batches\": " << f.batches << ", \"starts\": " << f.starts << ", \"compute_ns\": " << f.compute_ns
+            << ", \"batches\": " << f.batches << ", \"starts\": " << f.starts
+            << ", \"compute_ns\": " << (measured ? std::to_string(f.compute_ns) : std::string("null"))
             << ", \"io_ns\": " << f.io_ns << ", \"read_ns\": " << f.read_ns << ", \"reads\": " << f.reads
             << ", \"bytes_read\": " << f.bytes_read << ", \"bytes_written\": " << f.bytes_written
             << ", \"events\": " << f.events;

@@ -12,6 +12,7 @@
 #include "analysis/analyze.h"
 #include "analysis/critical_path.h"
 #include "analysis/pass.h"
+#include "analysis/report_sections.h"
 #include "analysis/timeline_pass.h"
 #include "format/json_escape.h"
 
@@ -260,9 +261,14 @@ std::string page_data(const Analysis& a) {
   d << "],\"by\":" << js_str(o.by.empty() ? "epoch" : o.by) << ",\"groups\":[";
   first = true;
   const auto& ep = o.by.empty() ? job.by_epoch : job.by_tag;
+  const bool measured = compute_measured(job);  // else null, as in the report's summary: not a 0
   for (auto& [k, g] : ep) {
-    d << (first ? "" : ",") << "[" << js_str(k) << "," << static_cast<double>(g.io_ns) * 1e-9 << ","
-      << static_cast<double>(g.compute_ns) * 1e-9 << "," << static_cast<double>(g.loader_wait_ns) * 1e-9 << ","
+    d << (first ? "" : ",") << "[" << js_str(k) << "," << static_cast<double>(g.io_ns) * 1e-9 << ",";
+    if (measured)
+      d << static_cast<double>(g.compute_ns) * 1e-9;
+    else
+      d << "null";
+    d << "," << static_cast<double>(g.loader_wait_ns) * 1e-9 << ","
       << static_cast<double>(g.first_ts == INT64_MAX ? 0 : g.first_ts) * 1e-9 << ","
       << static_cast<double>(g.last_ts == INT64_MIN ? 0 : g.last_ts) * 1e-9 << "]";
     first = false;

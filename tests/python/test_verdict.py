@@ -341,6 +341,26 @@ def test_idle_workers_are_called_idle(tmp_path):
     assert epoch_row.split()[7] == "-", text  # compute (after "669 ms", "68.7 ms", "10.3%", 4): not measured
 
 
+def test_epoch_compute_of_a_job_without_compute_regions_is_not_measured(tmp_path):
+    # A DataLoader job without a model has no compute regions: the summary
+    # said compute_ns null, the epochs of dl_summary and by_epoch still 0.
+    run_job(tmp_path, n=8, batch=2, epochs=2)
+    trace = str(tmp_path / "trace")
+    report = json.loads(conftest.strata_cli("analyze", "--json", "--by", "epoch", trace))
+    assert report["summary"]["compute_measured"] is False, report["summary"]
+    epochs = report["dl_summary"]["epochs"]
+    assert [e["epoch"] for e in epochs] == ["0", "1"], epochs
+    for e in epochs:
+        assert e["compute_ns"] is None and e["outside"]["compute_ns"] is None, e
+    for key in ("by_epoch", "by"):
+        assert set(report[key]) >= {"0", "1"}, report[key]
+        assert all(g["compute_ns"] is None for g in report[key].values()), report[key]
+    page = tmp_path / "r.html"  # the per-epoch chart's data: null, not 0
+    conftest.strata_cli("analyze", "--html", str(page), trace)
+    groups = re.search(r'"groups":(\[\[.*?\]\])', page.read_text()).group(1)
+    assert all(g[2] is None for g in json.loads(groups)), groups
+
+
 def test_loader_cpu_bound_job_gets_more_workers(tmp_path):
     v = run_job(tmp_path, workers=1, cpu_ms=25, step_ms=1, persistent=True)
     assert v["bottleneck"] == "loader-cpu", v

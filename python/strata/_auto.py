@@ -22,18 +22,12 @@ from _weakref import ref as _weakref
 from . import _capi
 
 
-def _wraps(fn):
-    # functools (with collections) is imported on first use, not at start-up
-    # of every traced Python process.
-    import functools
-    return functools.wraps(fn)
-
 _installed = False
 _DEEP = os.environ.get("STRATA_PY_DEEP", "0") == "1"
 _DEBUG = os.environ.get("STRATA_PY_DEBUG", "0") == "1"
 
 # Bound in install() when the runtime is recording.
-_now = _complete = _complete_io = _io_call = None
+_now = _complete = _complete_io = _io_call = _stand_in_fast = None
 _tag_set_int = _tag_set_str = _tag_unset = _tag_save = _tag_restore = None
 
 # Categories written by the automatic instrumentation.
@@ -388,15 +382,13 @@ def _timed(fn, name, cat):
     if fn is None:
         return None
 
-    @_wraps(fn)
     def wrapper(*args, **kwargs):
         t0 = _now()
         try:
             return fn(*args, **kwargs)
         finally:
             _complete(nb, cat, t0, _now() - t0)
-    wrapper._strata_timed = True
-    return wrapper
+    return _stand_in(fn, wrapper)
 
 
 def _getitem(ds, i):
@@ -446,7 +438,7 @@ def _patch_dataloader(torch):
     DataLoader = dl.DataLoader
     orig_iter = DataLoader.__iter__
 
-    @_wraps(orig_iter)
+    @_stands_for(orig_iter)
     def __iter__(self):
         # The first loader iterated (the training loader, in the usual loop)
         # counts epochs; passes over the others (validation, a final
@@ -484,7 +476,7 @@ def _patch_dataloader(torch):
     Base = dl._BaseDataLoaderIter
     orig_next = Base.__next__
 
-    @_wraps(orig_next)
+    @_stands_for(orig_next)
     def __next__(self):
         d = self.__dict__
         loader = d.get("_strata_loader")
@@ -529,7 +521,7 @@ def _patch_dataloader(torch):
         # the pass's epoch to the worker (an extra attribute; it pickles along).
         orig_resume_init = resume_cls.__init__
 
-        @_wraps(orig_resume_init)
+        @_stands_for(orig_resume_init)
         def _resume_init(self, *a, **k):
             orig_resume_init(self, *a, **k)
             try:  # a frozen dataclass in torch: set it the way dataclasses do
@@ -539,7 +531,7 @@ def _patch_dataloader(torch):
 
         resume_cls.__init__ = _resume_init
 
-    @_wraps(orig_loop)
+    @_stands_for(orig_loop)
     def _worker_loop(*args, **kwargs):
         args, kwargs = _gc_neutral(_worker_setup, args, kwargs)
         t0 = _now()
@@ -578,9 +570,11 @@ def _patch_dataloader(torch):
     Fetcher = ft._BaseDatasetFetcher
     orig_finit = Fetcher.__init__
 
-    @_wraps(orig_finit)
+    @_stands_for(orig_finit)
     def fetcher_init(self, dataset, auto_collation, collate_fn, drop_last, *args, **kwargs):
-        if collate_fn is not None and not getattr(collate_fn, "_strata_timed", False):
+        # Not twice: a stand-in answers for its original's attributes, so a
+        # mark set on the first wrapper would land on the program's function.
+        if collate_fn is not None and type(collate_fn) not in _STAND_IN_TYPES:
             collate_fn = _gc_neutral(_timed, collate_fn, b"dataloader.collate", CAT_LOADER)
         orig_finit(self, dataset, auto_collation, collate_fn, drop_last, *args, **kwargs)
 
@@ -590,7 +584,7 @@ def _patch_dataloader(torch):
         MapFetcher = ft._MapDatasetFetcher
         orig_fetch = MapFetcher.fetch
 
-        @_wraps(orig_fetch)
+        @_stands_for(orig_fetch)
         def fetch(self, possibly_batched_index):
             ds = self.dataset
             if self.auto_collation:
@@ -635,7 +629,7 @@ def _patch_compute(torch):
     orig_call = Module.__call__
 
     if _DEEP:
-        @_wraps(orig_call)
+        @_stands_for(orig_call)
         def __call__(self, *args, **kwargs):
             t0 = _now()
             try:
@@ -643,7 +637,7 @@ def _patch_compute(torch):
             finally:
                 _complete(_cls_name(type(self), "forward"), CAT_COMPUTE, t0, _now() - t0)
     else:
-        @_wraps(orig_call)
+        @_stands_for(orig_call)
         def __call__(self, *args, **kwargs):
             tl = _tl
             if getattr(tl, "module_depth", 0):
@@ -661,7 +655,7 @@ def _patch_compute(torch):
     Tensor = torch.Tensor
     orig_backward = Tensor.backward
 
-    @_wraps(orig_backward)
+    @_stands_for(orig_backward)
     def backward(self, *args, **kwargs):
         t0 = _now()
         try:
@@ -680,7 +674,7 @@ def _patch_compute(torch):
         step = cls.step
         name = _cls_name(cls, "step")
 
-        @_wraps(step)
+        @_stands_for(step)
         def step_wrapper(self, *args, **kwargs):
             tl = _tl
             if getattr(tl, "in_step", 0):
@@ -696,7 +690,7 @@ def _patch_compute(torch):
         cls.step = step_wrapper
         cls._strata_step_wrapped = True
 
-    @_wraps(orig_oinit)
+    @_stands_for(orig_oinit)
     def opt_init(self, *args, **kwargs):
         orig_oinit(self, *args, **kwargs)
         try:
@@ -768,7 +762,7 @@ def _patch_serialization(torch):
             _complete_io(b"torch.load", CAT_CKPT, t0, t1 - t0, _pathb(f), n, n if ok else -1)
 
     # Stand-ins, as for np.load: the program introspects the originals.
-    save, load = _StandIn(orig_save, save), _StandIn(orig_load, load)
+    save, load = _stand_in(orig_save, save), _stand_in(orig_load, load)
     ser.save = save
     ser.load = load
     torch.save = save
@@ -808,7 +802,8 @@ class _StandIn:
     others of the wrapper and added a __wrapped__ np.load does not have).
     Pickled and copied by name, as a function is; stored in a class it binds
     as a method only if orig does (np.load, not the builtin np.fromfile).
-    strata._fast.IoCall is the same in C."""
+    strata._fast.IoCall (the I/O functions) and strata._fast.StandIn (the
+    other patches, see _stand_in) are the same in C."""
     __slots__ = ("_strata_orig", "_strata_call", "__weakref__")
 
     def __init__(self, orig, call):
@@ -842,7 +837,21 @@ class _StandIn:
         return repr(_stand_in_orig.__get__(self))
 
 
+def _stand_in(orig, call):
+    """The patch `call` in place of orig, with orig's attributes: a program
+    that introspects a patched method (inspect.signature(Module.__call__),
+    its __code__, inspect.unwrap) sees the original, as with np.load."""
+    if _stand_in_fast is not None:
+        return _stand_in_fast(orig, call)
+    return _StandIn(orig, call)
+
+
+def _stands_for(orig):  # _stand_in as a decorator of the patch
+    return lambda call: _stand_in(orig, call)
+
+
 _stand_in_orig, _stand_in_call = _StandIn._strata_orig, _StandIn._strata_call
+_STAND_IN_TYPES = (_StandIn,)
 _STAND_IN_OWN = frozenset(("__call__", "__reduce__", "__reduce_ex__"))
 _MethodType = type(_debug.__get__(0))  # types.MethodType, without importing types
 
@@ -891,7 +900,7 @@ def _patch_pil_imagefile(ImageFile):
     IF = ImageFile.ImageFile
     orig_load = IF.load
 
-    @_wraps(orig_load)
+    @_stands_for(orig_load)
     def load(self):
         if not getattr(self, "tile", None):  # already decoded: no I/O
             return orig_load(self)
@@ -926,7 +935,7 @@ def _patch_h5py(h5py):
     File = h5py.File
     orig_init = File.__init__
 
-    @_wraps(orig_init)
+    @_stands_for(orig_init)
     def file_init(self, name, *args, **kwargs):
         t0 = _now()
         try:
@@ -940,7 +949,7 @@ def _patch_h5py(h5py):
     Dataset = h5py.Dataset
     orig_getitem = Dataset.__getitem__
 
-    @_wraps(orig_getitem)
+    @_stands_for(orig_getitem)
     def getitem(self, args, *rest, **kwargs):
         t0 = _now()
         r = orig_getitem(self, args, *rest, **kwargs)
@@ -961,7 +970,7 @@ def _patch_h5py(h5py):
 def install():
     """Installs the lazy patches when the runtime is recording this process.
     Returns True when installed."""
-    global _installed, _now, _complete, _complete_io, _io_call
+    global _installed, _now, _complete, _complete_io, _io_call, _stand_in_fast, _STAND_IN_TYPES
     global _tag_set_int, _tag_set_str, _tag_unset, _tag_save, _tag_restore
     if _installed:
         return True
@@ -969,6 +978,9 @@ def install():
         return False
     h = _capi.hot_calls()  # strata._fast when built: no ctypes argument conversion
     _now, _complete, _complete_io, _io_call = h.now, h.complete, h.complete_io, h.io_call
+    _stand_in_fast = h.stand_in
+    if _stand_in_fast is not None:
+        _STAND_IN_TYPES = (_StandIn, type(_stand_in_fast(len, len)), type(_stand_in_fast(install, install)))
     _tag_set_int, _tag_set_str, _tag_unset = h.tag_set_int, h.tag_set_str, h.tag_unset
     _tag_save, _tag_restore = h.tag_save, h.tag_restore
     _installed = True

@@ -197,13 +197,13 @@ def hot_calls():
         return types.SimpleNamespace(now=f.now, complete=f.complete, complete_io=f.complete_io,
                                      tag_save=f.tag_save, tag_restore=f.tag_restore, tag_set_int=f.tag_set_int,
                                      tag_set_str=f.tag_set_str, tag_unset=f.tag_unset,
-                                     io_call=getattr(f, "io_call", None))
+                                     io_call=getattr(f, "io_call", None), stand_in=getattr(f, "stand_in", None))
     lib = _ctypes_lib()
     return types.SimpleNamespace(now=lib.strata_now, complete=lib.strata_complete,
                                  complete_io=lib.strata_complete_io, tag_save=lib.strata_tag_save,
                                  tag_restore=lib.strata_tag_restore, tag_set_int=lib.strata_tag_set_int,
                                  tag_set_str=lib.strata_tag_set_str, tag_unset=lib.strata_tag_unset,
-                                 io_call=None)
+                                 io_call=None, stand_in=None)
 
 
 # --------------------------------------------------------------------------

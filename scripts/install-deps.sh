@@ -18,6 +18,7 @@ BUILD_PKGS=(
   valgrind             # instruction counts in bench/
   clang libclang-rt-14-dev   # libFuzzer targets of the readers (scripts/fuzz.sh)
   graphviz             # `dot`: strata efg --svg draws event flow graphs
+  openmpi-bin libopenmpi-dev   # an MPI job under strata run (tests/analysis/mpi_test.cc)
 )
 PY_PKGS=(
   python3-pytest python3-numpy python3-pandas python3-pil

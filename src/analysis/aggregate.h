@@ -155,6 +155,9 @@ struct DataFileIndex {
   // Whether the job is a training (epochs, DataLoader or checkpoint events),
   // which the roles depend on: worked out with the verdicts.
   std::optional<bool> training;
+  // The job's MPI ranks: (pid, rank), by pid. A rank shares a file it only
+  // opened (classify in analyze.cc).
+  std::vector<std::pair<int64_t, int64_t>> rank_of_pid;
   bool known = false;
   DataFileIndex() = default;
   DataFileIndex(const DataFileIndex&) {}
@@ -162,6 +165,7 @@ struct DataFileIndex {
     files.clear();
     verdicts.clear();
     training.reset();
+    rank_of_pid.clear();
     known = false;
     return *this;
   }

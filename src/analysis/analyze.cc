@@ -179,6 +179,18 @@ static bool training_job(const Job& job) {
   return job.data_files.training ? *job.data_files.training : is_training(job);
 }
 
+// The MPI rank of a process of the job (any of its images'), -1 if none.
+static int64_t rank_of(const Job& job, int64_t pid) {
+  if (job.data_files.known) {
+    const auto& v = job.data_files.rank_of_pid;
+    auto it = std::lower_bound(v.begin(), v.end(), std::pair<int64_t, int64_t>{pid, INT64_MIN});
+    return it != v.end() && it->first == pid ? it->second : -1;
+  }
+  for (const ProcResult& p : job.procs)
+    if (p.meta.pid == pid && p.meta.rank >= 0) return p.meta.rank;
+  return -1;
+}
+
 // Distinct pids among a file's processes that pass `keep`; a file is
 // touched by a handful of processes, so a scan of the few seen beats a set.
 template <class Keep>
@@ -235,13 +247,33 @@ static void classify(const FileAgg& f, const Job& job, bool evidence, FileVerdic
   size_t nev = 0;  // evidence items so far (v.evidence is cut to it at the end)
   // Processes that share the file: those that read or wrote it (a launcher
   // that only stat()s or opens it does not share its data; the text report's
-  // "I/O strategy" counts the same way). Metadata-only files: every process.
+  // "I/O strategy" counts the same way), and MPI ranks that opened it while
+  // no process of their rank moved its bytes: collective MPI-IO opens the
+  // file on every rank and moves all ranks' data through a few aggregator
+  // ranks (two-phase I/O). A forked worker inherits its parent's rank, so a
+  // DataLoader's main process that only opens what its workers read still
+  // does not count. Metadata-only files: every process.
   const bool any_data = f.reads + f.writes > 0;
   const FileProcRange procs = f.procs();
+  auto moved = [](const FileProcRef& fp) { return fp.pf.reads + fp.pf.writes > 0; };
   if (procs.size() == 1) {  // most files: no list of pids to build
-    v.nprocs = !any_data || procs[0].pf.reads + procs[0].pf.writes > 0 ? 1 : 0;
+    v.nprocs = !any_data || moved(procs[0]) ? 1 : 0;
   } else {
-    v.nprocs = distinct_pids(procs, [&](const FileProcRef& fp) { return !any_data || fp.pf.reads + fp.pf.writes > 0; });
+    std::vector<int64_t> mover_ranks;  // sorted; built for the first opener with a rank
+    bool movers_known = false;
+    v.nprocs = distinct_pids(procs, [&](const FileProcRef& fp) {
+      if (!any_data || moved(fp)) return true;
+      if (fp.pf.opens <= fp.pf.fdopens) return false;
+      const int64_t rank = rank_of(job, fp.pid);
+      if (rank < 0) return false;
+      if (!movers_known) {
+        for (const FileProcRef o : procs)
+          if (moved(o)) mover_ranks.push_back(rank_of(job, o.pid));
+        std::sort(mover_ranks.begin(), mover_ranks.end());
+        movers_known = true;
+      }
+      return !std::binary_search(mover_ranks.begin(), mover_ranks.end(), rank);
+    });
   }
   v.shared = v.nprocs > 1;
   const bool rd = f.reads > 0, wr = f.writes > 0;

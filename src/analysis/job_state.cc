@@ -1,4 +1,5 @@
 // Merging and (de)serialising a Job: the state of the "io" pass (pass.h).
+#include <algorithm>
 #include <iterator>
 #include <string>
 #include <type_traits>
@@ -151,6 +152,11 @@ void index_data_files(Job& job) {
   job.data_files.files.clear();
   for (const FileAgg& f : job.files)
     if (moved_data(f)) job.data_files.files.push_back(&f);
+  auto& ranks = job.data_files.rank_of_pid;
+  ranks.clear();
+  for (const ProcResult& p : job.procs)
+    if (p.meta.rank >= 0) ranks.emplace_back(p.meta.pid, p.meta.rank);
+  std::sort(ranks.begin(), ranks.end());
   job.data_files.known = true;
 }
 

@@ -741,14 +741,12 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
     out << ", I/O " << fmt_s(env.ns) << "\n";
   }
 
-  // file-per-process vs shared
+  // file-per-process vs shared, as the files' verdicts count sharing processes
   size_t fpp = 0, shared = 0;
   for (const FileAgg& f : files_with_data(job)) {
     if (f.reads + f.writes == 0 || !path_selected(o, f.path)) continue;
-    std::set<int64_t> pids;
-    for (const FileProcRef fp : f.procs())
-      if (fp.pf.reads + fp.pf.writes) pids.insert(fp.pid);
-    (pids.size() > 1 ? shared : fpp)++;
+    classify_file(f, job, v, false);
+    (v.shared ? shared : fpp)++;
   }
   out << "I/O strategy: " << fpp << " file(s) accessed by one process, " << shared << " shared file(s)\n";
 }

@@ -746,6 +746,9 @@ void text_files([[maybe_unused]] const Job& job, [[maybe_unused]] const AnalyzeO
   for (const FileAgg& f : files_with_data(job)) {
     if (f.reads + f.writes == 0 || !path_selected(o, f.path)) continue;
     classify_file(f, job, v, false);
+    // The job's own files, as listed above: the configuration every MPI
+    // process reads would make an N-to-N job look like it shared files.
+    if (!list_env && is_environment_file(f.path, v.role)) continue;
     (v.shared ? shared : fpp)++;
   }
   out << "I/O strategy: " << fpp << " file(s) accessed by one process, " << shared << " shared file(s)\n";

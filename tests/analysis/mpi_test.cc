@@ -97,6 +97,13 @@ TEST(MpiE2E, FilePerProcessAndSharedFileBytes) {
   ASSERT_EQ(txt.code, 0) << describe(txt);
   EXPECT_NE(txt.out.find("I/O strategy: 4 file(s) accessed by one process, 1 shared file(s)"), std::string::npos)
       << txt.out;
+  // The whole job: Open MPI's configuration (read by every process) and
+  // session files are environment files, not the job's file-per-process or
+  // shared files.
+  RunResult all = run({kStrata, "analyze", trace});
+  ASSERT_EQ(all.code, 0) << describe(all);
+  EXPECT_NE(all.out.find("I/O strategy: 4 file(s) accessed by one process, 1 shared file(s)"), std::string::npos)
+      << all.out;
 }
 
 // A rank that calls MPI_Abort: strata returns mpirun's status, and the trace

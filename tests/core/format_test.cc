@@ -241,6 +241,26 @@ TEST(RoundTrip, PfwKeepsEveryEventAndArgument) {
   EXPECT_EQ(static_cast<int64_t>(sh), src.info.processes);
 }
 
+// Converts `trace` to pfw `version` and calls on_record(name, args) for each
+// record that has args (a test failure, not a skip, for a line that does not parse).
+template <class OnRecord>
+void for_each_pfw_record(TempDir& tmp, const std::string& trace, const char* version, OnRecord on_record) {
+  const std::string out = tmp.sub(std::string("v") + version + ".pfw");
+  RunResult c = run({kStrata, "convert", trace, "--to", "pfw", "--pfw-version", version, "-o", out});
+  ASSERT_EQ(c.code, 0) << c.err;
+  std::ifstream in(out);
+  std::string line;
+  simdjson::dom::parser parser;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] != '{') continue;
+    simdjson::padded_string ps(line);
+    simdjson::dom::object o;
+    ASSERT_FALSE(parser.parse(ps).get(o)) << line;
+    simdjson::dom::object args;
+    if (!o["args"].get(args)) on_record(std::string(std::string_view(o["name"])), args);
+  }
+}
+
 // DFTracer writes an open's mode argument (given with O_CREAT) as "mode" in
 // args; "count" is a byte count. A real program's open(path, O_CREAT, 0640)
 // and its open without O_CREAT, through `--to pfw` in both versions.
@@ -257,28 +277,15 @@ TEST(Format, PfwOpenModeIsDftracerMode) {
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* version : {"1", "2"}) {
     SCOPED_TRACE(std::string("pfw version ") + version);
-    const std::string out = tmp.sub(std::string("v") + version + ".pfw");
-    RunResult c = run({kStrata, "convert", trace, "--to", "pfw", "--pfw-version", version, "-o", out});
-    ASSERT_EQ(c.code, 0) << c.err;
-    std::ifstream in(out);
-    std::string line;
-    simdjson::dom::parser parser;
     std::set<std::string> fhashes;  // of the file, from its FH record
     std::vector<std::string> opens;  // the args of each open of the file, in order
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] != '{') continue;
-      simdjson::padded_string ps(line);
-      simdjson::dom::object o;
-      ASSERT_FALSE(parser.parse(ps).get(o)) << line;
-      const std::string_view name = o["name"];
-      simdjson::dom::object args;
-      if (o["args"].get(args)) continue;
+    for_each_pfw_record(tmp, trace, version, [&](const std::string& name, simdjson::dom::object args) {
       simdjson::dom::element v;
       if (name == "FH" && std::string_view(args["name"]) == file && !args["value"].get(v))
         fhashes.insert(json_value_text(v));
       if (name.rfind("open", 0) == 0 && !args["fhash"].get(v) && fhashes.count(json_value_text(v)))
         opens.push_back(simdjson::minify(args));
-    }
+    });
     ASSERT_EQ(opens.size(), 2u);
     EXPECT_NE(opens[0].find("\"mode\":416,"), std::string::npos) << opens[0];  // 0640
     EXPECT_EQ(opens[0].find("\"count\""), std::string::npos) << opens[0];
@@ -310,26 +317,14 @@ TEST(Format, PfwLengthsAreDftracerLength) {
       {"ftruncate", 65536}, {"posix_fallocate", 32768}, {"mmap", 16384}, {"msync", 16384}, {"munmap", 16384}};
   for (const char* version : {"1", "2"}) {
     SCOPED_TRACE(std::string("pfw version ") + version);
-    const std::string out = tmp.sub(std::string("v") + version + ".pfw");
-    RunResult c = run({kStrata, "convert", trace, "--to", "pfw", "--pfw-version", version, "-o", out});
-    ASSERT_EQ(c.code, 0) << c.err;
-    std::ifstream in(out);
-    std::string line;
-    simdjson::dom::parser parser;
     std::map<std::string, std::string> seen;  // name (64 folded) -> its args
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] != '{') continue;
-      simdjson::padded_string ps(line);
-      simdjson::dom::object o;
-      ASSERT_FALSE(parser.parse(ps).get(o)) << line;
-      std::string name{std::string_view(o["name"])};
+    for_each_pfw_record(tmp, trace, version, [&](std::string name, simdjson::dom::object args) {
       if (name.size() > 2 && name.compare(name.size() - 2, 2, "64") == 0) name.resize(name.size() - 2);
-      simdjson::dom::object args;
-      if (!want.count(name) || o["args"].get(args)) continue;
+      if (!want.count(name)) return;
       simdjson::dom::element v;
       if (!args["length"].get(v) && int64_t(v) == want.at(name)) seen[name] = simdjson::minify(args);
       EXPECT_TRUE(args["count"].get(v)) << name << ": " << simdjson::minify(args);  // no "count"
-    }
+    });
     for (auto& [name, n] : want) EXPECT_TRUE(seen.count(name)) << name << " with \"length\":" << n;
   }
 }

@@ -312,8 +312,9 @@ ThreadState* create_thread_state() {
       return nullptr;
     }
     s = new (mem) ThreadState();
-    s->ring.init(static_cast<RawEvent*>(slots), g.cfg.buffer_bytes / sizeof(RawEvent),
-                 kRingStartBytes / sizeof(RawEvent));
+    s->ring.capacity = g.cfg.buffer_bytes / sizeof(RawEvent);
+    s->ring.slots = static_cast<RawEvent*>(slots);
+    s->ring.quarter_mask = s->ring.capacity / 4 - 1;
     g.thread_states.fetch_add(1, std::memory_order_relaxed);
     ThreadState* head = g.threads.load(std::memory_order_relaxed);
     do {
@@ -332,6 +333,12 @@ ThreadState* create_thread_state() {
   t_state = s;
   pthread_setspecific(g.thread_key, s);
   return s;
+}
+
+void wake_writer_if_behind(ThreadState* t, uint64_t head) {
+  Ring& r = t->ring;
+  r.cached_tail = r.tail.load(std::memory_order_acquire);
+  if (head - r.cached_tail >= r.capacity / 2) writer_wake();
 }
 
 void record_event(ThreadState* t, uint32_t name, uint64_t t0, uint64_t t1, int fd, uint32_t path,

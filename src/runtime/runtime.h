@@ -25,34 +25,14 @@ namespace strata::runtime {
 using RawEvent = format::EncodeEvent;
 
 // Single-producer (the owning thread) / single-consumer (the writer) ring.
-// It uses the first kRingStartBytes of its mapping until the thread once
-// fills 3/4 of it, then all of it: a thread recording a few thousand events
-// touches a quarter of the pages (faults, cache) that a full-size ring costs.
-// The capacity changes only while the ring is empty, so a pending event never
-// changes slot; the writer reads it after head (Ring::mask).
 struct Ring {
   alignas(64) std::atomic<uint64_t> head{0};  // next slot the producer fills
   alignas(64) std::atomic<uint64_t> tail{0};  // next slot the writer reads
-  std::atomic<uint64_t> capacity{0};          // slots in use: a power of two
-  uint64_t max_capacity = 0;                  // slots mapped
+  uint64_t capacity = 0;                      // power of two
   RawEvent* slots = nullptr;
   uint64_t quarter_mask = 0;  // capacity / 4 - 1
   uint64_t cached_tail = 0;  // producer's last view of tail: re-read only when the ring looks full
-  bool grow_wanted = false;   // grow at the next event that finds the ring empty
-
-  // Slot mask for the events [tail, head) of a head loaded (acquire) before.
-  uint64_t mask() const { return capacity.load(std::memory_order_relaxed) - 1; }
-  void init(RawEvent* mapped, uint64_t mapped_slots, uint64_t start_slots) {
-    slots = mapped;
-    max_capacity = mapped_slots;
-    set_capacity(start_slots < mapped_slots ? start_slots : mapped_slots);
-  }
-  void set_capacity(uint64_t slots_in_use) {
-    capacity.store(slots_in_use, std::memory_order_relaxed);
-    quarter_mask = slots_in_use / 4 - 1;
-  }
 };
-inline constexpr uint64_t kRingStartBytes = 1 << 20;
 
 inline constexpr int kMaxTags = 16;
 inline constexpr int kMaxRegionDepth = 64;
@@ -161,37 +141,7 @@ inline ThreadState* thread_state() {
   return create_thread_state();
 }
 
-void writer_wake();  // writer.h
-
-// The producer's look at the writer's tail every quarter of the ring, with
-// `head` the next event's slot: whether the ring is half full (the writer is
-// to be woken). A ring found 3/4 full wants to grow (ring_has_room).
-__attribute__((noinline)) inline bool ring_half_full_at_quarter(Ring& r, uint64_t head) {
-  const uint64_t tail = r.tail.load(std::memory_order_acquire);
-  const uint64_t capacity = r.capacity.load(std::memory_order_relaxed);
-  if (head - tail >= capacity / 4 * 3 && capacity < r.max_capacity) r.grow_wanted = true;
-  r.cached_tail = r.grow_wanted ? head - capacity : tail;
-  return head - tail >= capacity / 2;
-}
-
-// The producer's look at the writer's tail when its ring looks full (or, while
-// it wants to grow, at every event): whether slot `head` may be filled. A
-// full ring, or one found 3/4 full, grows at the first event that finds it
-// empty; until then cached_tail is kept one event short so that every event
-// comes back here.
-__attribute__((noinline)) inline bool ring_has_room(Ring& r, uint64_t head) {
-  const uint64_t tail = r.tail.load(std::memory_order_acquire);
-  if (r.grow_wanted && tail == head) {
-    r.set_capacity(r.max_capacity);
-    r.grow_wanted = false;
-  }
-  const uint64_t capacity = r.capacity.load(std::memory_order_relaxed);
-  const bool room = head - tail < capacity;
-  if (!room && capacity < r.max_capacity) r.grow_wanted = true;
-  const uint64_t next_head = room ? head + 1 : head;  // a dropped event leaves head as it is
-  r.cached_tail = r.grow_wanted ? next_head - capacity : tail;
-  return room;
-}
+void wake_writer_if_behind(ThreadState* t, uint64_t head);
 
 // Fields by name: the encoder may lay the record out in any order.
 __attribute__((always_inline)) inline RawEvent make_event(uint32_t name, uint64_t t0, uint64_t t1, int fd,
@@ -219,16 +169,16 @@ __attribute__((always_inline)) inline RawEvent make_event(uint32_t name, uint64_
 __attribute__((always_inline)) inline void push_event(ThreadState* t, const RawEvent& ev) {
   Ring& r = t->ring;
   const uint64_t head = r.head.load(std::memory_order_relaxed);
-  const uint64_t capacity = r.capacity.load(std::memory_order_relaxed);
-  if (__builtin_expect(head - r.cached_tail >= capacity, 0)) {
-    if (!ring_has_room(r, head)) {
+  if (__builtin_expect(head - r.cached_tail >= r.capacity, 0)) {
+    r.cached_tail = r.tail.load(std::memory_order_acquire);
+    if (head - r.cached_tail >= r.capacity) {
       t->dropped.fetch_add(1, std::memory_order_relaxed);
       return;
     }
   }
-  r.slots[head & (r.capacity.load(std::memory_order_relaxed) - 1)] = ev;
+  r.slots[head & (r.capacity - 1)] = ev;
   r.head.store(head + 1, std::memory_order_release);
-  if (__builtin_expect(((head + 1) & r.quarter_mask) == 0, 0) && ring_half_full_at_quarter(r, head + 1)) writer_wake();
+  if (__builtin_expect(((head + 1) & r.quarter_mask) == 0, 0)) wake_writer_if_behind(t, head + 1);
 }
 
 // Records one event of the calling thread (not for the hot interposers, which

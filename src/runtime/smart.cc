@@ -250,7 +250,7 @@ void step(SmartThread& t, const RawEvent& e, std::vector<RawEvent>& out) {
 
 void smart_filter(ThreadState* s, uint64_t tail, uint64_t n, std::vector<RawEvent>& out) {
   SmartThread& t = state_of(s);
-  const uint64_t mask = s->ring.mask();
+  const uint64_t mask = s->ring.capacity - 1;
   for (uint64_t i = 0; i < n; ++i) step(t, s->ring.slots[(tail + i) & mask], out);
 }
 

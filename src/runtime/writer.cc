@@ -402,7 +402,7 @@ void emit_thread_name(ThreadState* s, uint32_t& emitted_name) {
 
 // Encodes and writes the events [tail, tail + n) of one ring as one block.
 void write_events(ThreadState* s, uint64_t tail, uint64_t n) {
-  const size_t prefix = w.encoder->encode(s->tid, s->ring.slots, s->ring.mask(), tail, n, *w.payload);
+  const size_t prefix = w.encoder->encode(s->tid, s->ring.slots, s->ring.capacity - 1, tail, n, *w.payload);
   if (write_block(fmt::BlockType::kEvents, static_cast<uint32_t>(n), true, prefix)) {
     w.events_written += n;
   } else {
@@ -471,17 +471,16 @@ void finish_smart_threads() {
 // Feeds [tail, head) of a ring to the counter engine and the live status.
 void consume(const Ring& r, uint64_t tail, uint64_t head) {
   const bool engine = live_feeds_engine(), live = g.cfg.live;
-  const uint64_t mask = r.mask();
   for (; tail != head; ++tail) {
-    const RawEvent& e = r.slots[tail & mask];
+    const RawEvent& e = r.slots[tail & (r.capacity - 1)];
     if (engine) profile_consume(e);
     if (live) live_count(e);
   }
 }
 
-// Drains the rings (only those at least half full when half_full_only), into
-// the trace and the counters as the mode says (live.h).
-void drain(bool half_full_only) {
+// Drains rings holding at least min_events (all of them when min_events is 1),
+// into the trace and the counters as the mode says (live.h).
+void drain(uint64_t min_events) {
   const LiveMode mode = live_mode();
   const bool encode = mode == LiveMode::kTrace || mode == LiveMode::kSmart;
   // Past a few rings, those of exited threads are written out whatever they
@@ -494,7 +493,6 @@ void drain(bool half_full_only) {
     uint64_t head = r.head.load(std::memory_order_acquire);
     uint64_t tail = r.tail.load(std::memory_order_relaxed);
     const bool exited = status == static_cast<int>(ThreadStatus::kExited);
-    const uint64_t min_events = half_full_only ? (r.mask() + 1) / 2 : 1;
     if ((head - tail >= min_events || (recycle && exited)) && head != tail) {
       bool dict_ok = w.have_file && emit_dict();
       if (dict_ok) emit_thread_name(s, emitted_name_of(s));
@@ -584,7 +582,7 @@ void write_mode_event(LiveMode mode) {
 }
 
 void flush_locked(bool final_flush) {
-  drain(false);
+  drain(1);
   if (final_flush) finish_smart_threads();
   live_publish(writer_dropped_total());
   if (final_flush) live_end(false);
@@ -614,9 +612,9 @@ void flush_guarded(bool final_flush) {
   }
 }
 
-void drain_guarded(bool half_full_only) {
+void drain_guarded(uint64_t min_events) {
   try {
-    drain(half_full_only);
+    drain(min_events);
   } catch (const std::bad_alloc&) {
     out_of_memory();
   }
@@ -633,7 +631,7 @@ void serve_live_requests() {
   lock_writer();
   if (!g.finalized.load(std::memory_order_acquire)) {
     FileLease lease;
-    drain(false);
+    drain(1);
     if (req.switch_mode) {
       finish_smart_threads();  // a later switch back to smart starts a fresh warm-up
       live_set_mode(req.to);
@@ -681,7 +679,7 @@ void writer_round(uint64_t interval_ns) {
       flush_guarded(false);
       w.last_periodic_ns = now;
     } else {
-      drain_guarded(true);
+      drain_guarded(g.cfg.buffer_bytes / sizeof(RawEvent) / 2);
     }
   }
   if (req != 0) {

@@ -15,6 +15,7 @@
 
 #include "runtime/direct.h"
 #include "runtime/live.h"
+#include "runtime/real.h"
 #include "runtime/state.h"
 #include "runtime/sys.h"
 #include "runtime/writer.h"
@@ -436,6 +437,7 @@ void ensure_initialized() {
   int expected = 0;
   if (!g.initialized.compare_exchange_strong(expected, 1)) return;
   t_done = true;  // nothing recorded while starting up
+  resolve_all_real();
   read_config();
   const char* disabled = getenv("STRATA_DISABLE");
   if (g.cfg.dir[0] == '\0' || (disabled && *disabled == '1')) {
@@ -539,4 +541,15 @@ __attribute__((destructor(101))) void runtime_destructor() {
 
 namespace strata::runtime {
 void* resolve_next(const char* name) { return dlsym(RTLD_NEXT, name); }
+
+extern "C" {
+extern RealResolver __start_strata_real[] __attribute__((visibility("hidden")));
+extern RealResolver __stop_strata_real[] __attribute__((visibility("hidden")));
+}
+
+void resolve_all_real() {
+  for (RealResolver* r = __start_strata_real; r != __stop_strata_real; ++r) (*r)();
+  // A name this libc lacks leaves an error the program's dlerror() would read.
+  (void)dlerror();
+}
 }  // namespace strata::runtime

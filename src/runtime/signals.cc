@@ -241,12 +241,6 @@ void signals_install() {
   // a handler would make them delivered. Init keeps its dispositions.
   if (getpid() == 1) return;
   if (const char* p = getenv(forwarded_signal::kLauncherPidVariable)) launcher_pid = static_cast<pid_t>(atoi(p));
-  // Resolved now, not at their first use, which is mostly inside a signal
-  // handler (where dlsym is not safe).
-  (void)REAL(longjmp);
-  (void)REAL(_longjmp);
-  (void)REAL(siglongjmp);
-  (void)REAL(__longjmp_chk);
   for (int i = 0; i < kNumSignals; ++i) {
     struct sigaction current {};
     if (REAL(sigaction)(kSignals[i], nullptr, &current) != 0) continue;

@@ -30,6 +30,10 @@
  *                         thread sends it SIGUSR1 5,000 times; the handler runs on an
  *                         alternate stack mapped before the thread's, jumps within
  *                         itself (setjmp/longjmp) and opens a missing path too
+ *   edges firstcalls DIR  200 fresh processes (exec'd): each makes its first calls
+ *                         of 20 path and descriptor functions (none allocates) under DIR while a
+ *                         30 us timer's handler siglongjmps out of them; the
+ *                         parent says how many exited 0, hung (10 s) or died
  *   edges restartview     siginterrupt() on a handled signal: what sigaction reports
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
@@ -384,6 +388,92 @@ static int ringless(void) {
   return 0;
 }
 
+// One first call each, in order; a jump out of one goes on with the next.
+// None allocates: a jump out of malloc would hang the program without strata.
+static int first_fd = -1;
+static void call_open(void) { first_fd = open(at("f"), O_CREAT | O_RDWR, 0644); }
+static void call_openat(void) { close(openat(AT_FDCWD, at("f"), O_RDONLY)); }
+static void call_pwrite(void) { (void)!pwrite(first_fd, "ab", 2, 0); }
+static void call_pread(void) {
+  char b[2];
+  (void)!pread(first_fd, b, 2, 0);
+}
+static void call_lseek(void) { lseek(first_fd, 0, SEEK_SET); }
+static void call_fsync(void) { fsync(first_fd); }
+static void call_fstat(void) {
+  struct stat st;
+  fstat(first_fd, &st);
+}
+static void call_stat(void) {
+  struct stat st;
+  stat(at("f"), &st);
+}
+static void call_lstat(void) {
+  struct stat st;
+  lstat(at("f"), &st);
+}
+static void call_access(void) { access(at("f"), R_OK); }
+static void call_mkdir(void) { mkdir(at("d"), 0755); }
+static void call_rmdir(void) { rmdir(at("d")); }
+static void call_rename(void) { rename(at("f"), at("g")); }
+static void call_unlink(void) { unlink(at("g")); }
+static void call_creat(void) { close(creat(at("h"), 0644)); }
+static void call_ftruncate(void) { (void)!ftruncate(first_fd, 1); }
+static void call_truncate(void) { truncate(at("h"), 0); }
+static void call_dup(void) { close(dup(first_fd)); }
+static void call_fcntl(void) { fcntl(first_fd, F_GETFL); }
+static void call_close(void) { close(first_fd); }
+static void (*const first_calls[])(void) = {
+    call_open,  call_openat, call_pwrite, call_pread,  call_lseek, call_fsync,    call_fstat,
+    call_stat,  call_lstat,  call_access, call_mkdir,  call_rmdir, call_rename,   call_unlink,
+    call_creat, call_ftruncate, call_truncate, call_dup, call_fcntl, call_close};
+
+static int first_calls_child(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = storm_jump;
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval it = {{0, 30}, {0, 30}};
+  volatile unsigned next = 0;
+  if (sigsetjmp(storm_env, 1) == 0) setitimer(ITIMER_REAL, &it, NULL);
+  while (next < sizeof first_calls / sizeof first_calls[0]) first_calls[next++]();
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  return 0;
+}
+
+// Waits for `pid` at most 10 s: 0 exited 0, 1 hung (killed), 2 anything else.
+static int outcome(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 10000; ++i) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 2;
+    struct timespec ms1 = {0, 1000000};
+    nanosleep(&ms1, NULL);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return 1;
+}
+
+static int first_calls_under_jumps(void) {
+  int counts[3] = {0, 0, 0};
+  for (int i = 0; i < 200; ++i) {
+    char sub[64];
+    snprintf(sub, sizeof sub, "c%d", i);
+    mkdir(at(sub), 0755);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", at(sub));
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl("/proc/self/exe", "edges", "firstcalls-child", path, (char*)NULL);
+      _exit(127);
+    }
+    counts[outcome(pid)]++;
+  }
+  printf("exited 0: %d, hung: %d, died: %d\n", counts[0], counts[1], counts[2]);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -401,6 +491,8 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "ringless")) return ringless();
   if (!strcmp(mode, "jumpstorm")) return jump_storm();
   if (!strcmp(mode, "altjump")) return alt_jump();
+  if (!strcmp(mode, "firstcalls")) return first_calls_under_jumps();
+  if (!strcmp(mode, "firstcalls-child")) return first_calls_child();
   if (!strcmp(mode, "restartview")) return restart_view();
   if (!strcmp(mode, "timercancel")) {
     timer_cancel();

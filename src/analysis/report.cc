@@ -16,6 +16,7 @@
 #include "analysis/analyze.h"
 #include "analysis/report_sections.h"
 #include "format/json_escape.h"
+#include "strata/command_end.h"
 
 namespace strata::analysis {
 
@@ -192,36 +193,20 @@ std::string end_text(const ProcResult& p) {
 
 bool failed(const ProcResult& p) { return p.exit_signal > 0 || p.exit_status > 0; }
 
-// The command strata ran: the first process image whose parent is not in the
-// trace, followed through its execs to the image that ended.
-const ProcResult* command_image(const Job& job) {
-  std::set<int64_t> pids;
-  for (const auto& p : job.procs) pids.insert(p.meta.pid);
-  auto start = [](const ProcResult& p) { return p.meta.start_ns >= 0 ? p.meta.start_ns : p.first_ts; };
-  const ProcResult* root = nullptr;
-  for (const auto& p : job.procs)
-    if ((!pids.count(p.meta.ppid) || p.meta.ppid == p.meta.pid) && (!root || start(p) < start(*root))) root = &p;
-  if (!root) return nullptr;
-  const ProcResult* last = root;
-  for (const auto& p : job.procs)
-    if (p.meta.pid == root->meta.pid && p.meta.host == root->meta.host && start(p) > start(*last)) last = &p;
-  return last;
-}
-
-// Whether the run ended early, as far as the trace says: the command died
-// of a signal its handler saw (a timeout's SIGTERM, Ctrl-C), or its file has
-// no footer (SIGKILL, the out-of-memory killer, or still running). "" if not.
+// The analysis's processes as the images strata::reader::cut_short reads:
+// a file without footer is one the reader warned about.
 std::string cut_short(const Job& job) {
-  const ProcResult* c = command_image(job);
-  if (!c) return "";
-  const std::string who = "the command (pid " + std::to_string(c->meta.pid) + ")";
-  if (c->exit_signal > 0) return who + " was " + end_text(*c);
-  if (c->exit_status >= 0) return "";
-  const std::string file = std::filesystem::path(c->meta.source_file).filename().string();
+  std::set<std::string> unfinished;
   for (const auto& w : job.warnings)
-    if (!file.empty() && (w.starts_with(file + ": no footer") || w.starts_with(file + ": truncated")))
-      return who + " wrote no footer: killed by SIGKILL or out of memory, or still running";
-  return "";
+    for (const char* why : {": no footer", ": truncated"})
+      if (size_t at = w.find(why); at != std::string::npos) unfinished.insert(w.substr(0, at));
+  std::vector<reader::ProcessImage> images;
+  for (const auto& p : job.procs) {
+    const std::string file = std::filesystem::path(p.meta.source_file).filename().string();
+    images.push_back({p.meta.host, p.meta.pid, p.meta.ppid, p.meta.start_ns >= 0 ? p.meta.start_ns : p.first_ts,
+                      p.exit_signal, file.empty() || !unfinished.count(file)});
+  }
+  return reader::cut_short(images);
 }
 
 // The process tree: one row per process image. An image that replaced

@@ -17,6 +17,7 @@
 #include "convert/convert.h"
 #include "convert/json_out.h"
 #include "importer/detect.h"
+#include "strata/command_end.h"
 #include "strata/reader.h"
 
 namespace strata::cli {
@@ -33,14 +34,7 @@ struct TraceSummary {
   std::set<std::pair<std::string, int64_t>> pids;  // (host, pid): a process that exec'd has a file per image
   std::vector<int64_t> writing_pids;  // files without footer whose process still runs (here)
   // How each process image ended, to say whether the command was cut short.
-  struct Image {
-    std::string host;
-    int64_t pid = 0, ppid = 0;
-    uint64_t start = 0;
-    bool footer = true;
-    int64_t signal = 0;  // the fatal signal its handler saw ("signal" PROC event), 0 none
-  };
-  std::vector<Image> images;
+  std::vector<reader::ProcessImage> images;
   std::string cut_short;  // "" when the trace does not say so
   std::vector<reader::TraceReader::Skipped> skipped;
   struct Unwritable {
@@ -172,26 +166,6 @@ reader::ReadOptions read_options(unsigned threads) {
   return o;
 }
 
-// Whether the command strata ran (the first image whose parent is not in
-// the trace, followed through its execs) ended early, as strata analyze's
-// header says it: killed by a signal its handler saw, or no footer.
-std::string cut_short(const std::vector<TraceSummary::Image>& images) {
-  std::set<std::pair<std::string, int64_t>> pids;
-  for (const auto& m : images) pids.emplace(m.host, m.pid);
-  const TraceSummary::Image* c = nullptr;
-  for (const auto& m : images)
-    if ((!pids.count({m.host, m.ppid}) || m.ppid == m.pid) && (!c || m.start < c->start)) c = &m;
-  if (!c) return "";
-  for (const auto& m : images)  // the image it exec'd last
-    if (m.host == c->host && m.pid == c->pid && m.start > c->start) c = &m;
-  const std::string who = "the command (pid " + std::to_string(c->pid) + ")";
-  if (c->signal > 0) {
-    const char* abbrev = sigabbrev_np(static_cast<int>(c->signal));
-    return who + " was killed by " + (abbrev ? "SIG" + std::string(abbrev) : "signal " + std::to_string(c->signal));
-  }
-  return c->footer ? "" : who + " wrote no footer: killed by SIGKILL or out of memory, or still running";
-}
-
 TraceSummary summarize(const std::string& path, unsigned threads) {
   reader::TraceReader tr(path);
   TraceSummary s;
@@ -207,8 +181,8 @@ TraceSummary summarize(const std::string& path, unsigned threads) {
     s.pids.emplace(proc.hostname, static_cast<int64_t>(proc.pid));
     std::vector<uint64_t> per_name;
     std::vector<int8_t> is_signal;  // per name id: -1 not looked up yet
-    TraceSummary::Image image{proc.hostname, static_cast<int64_t>(proc.pid), static_cast<int64_t>(proc.ppid),
-                              proc.start_mono_ns};
+    reader::ProcessImage image{proc.hostname, static_cast<int64_t>(proc.pid), static_cast<int64_t>(proc.ppid),
+                               static_cast<int64_t>(proc.start_mono_ns)};
     reader::EventBatch b;
     while (r.next(b)) {
       size_t n = b.size_events();
@@ -256,7 +230,7 @@ TraceSummary summarize(const std::string& path, unsigned threads) {
     untraced.end_file(r);
   }
   if (s.events == 0) s.first_ns = s.last_ns = 0;
-  s.cut_short = cut_short(s.images);
+  s.cut_short = reader::cut_short(s.images);
   s.unwritable = read_unwritable(path);
   for (const auto& u : s.unwritable) s.dropped += u.lost;
   // Only a whole trace directory holds the images a process exec'd into.

@@ -17,15 +17,25 @@ namespace strata::runtime {
 
 __thread int t_runtime_locks __attribute__((tls_model("initial-exec"))) = 0;
 
+namespace {
+// This thread's token: the address of one of its thread-local variables.
+uintptr_t my_token() { return reinterpret_cast<uintptr_t>(&t_runtime_locks); }
+}  // namespace
+
 void SpinLock::lock_uncounted() {
-  for (int spins = 0; flag_.exchange(true, std::memory_order_acquire); ++spins) {
+  for (int spins = 0;; ++spins) {
+    uintptr_t expected = 0;
+    if (owner_.compare_exchange_weak(expected, my_token(), std::memory_order_acquire, std::memory_order_relaxed))
+      return;
     if (spins > 64) sched_yield();
   }
 }
 
-void SpinLock::lock() {
+bool SpinLock::lock() {
+  if (owner_.load(std::memory_order_relaxed) == my_token()) return false;
   ++t_runtime_locks;  // before: a handler that forks while this waits must see it
   lock_uncounted();
+  return true;
 }
 
 namespace {
@@ -69,7 +79,7 @@ void Interner::grow_index() {
 
 uint32_t Interner::intern_impl(std::string_view s, uint32_t (*aux_of)(const char*), uint32_t aux) {
   uint64_t hash = XXH3_64bits(s.data(), s.size());
-  lock_.lock();
+  if (!lock_.lock()) return 0;
   uint32_t n = count_.load(std::memory_order_relaxed);
   if ((n + 1) * 2 > index_cap_) grow_index();
   if (!index_) {

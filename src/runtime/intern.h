@@ -16,20 +16,25 @@ namespace strata::runtime {
 // wait for it in the fork handler (core.cc, fork_prepare).
 extern __thread int t_runtime_locks __attribute__((tls_model("initial-exec")));
 
+// Owned by a thread (a token of its own), so that a signal handler of the
+// thread that holds it can tell: it never waits for its own thread, which
+// could not go on until the handler returned.
 class SpinLock {
  public:
-  void lock();
+  // False, without waiting, when this thread holds the lock already (a
+  // signal handler that interrupted the thread inside it).
+  bool lock();
   void unlock() {
-    flag_.store(false, std::memory_order_release);
+    owner_.store(0, std::memory_order_release);
     --t_runtime_locks;
   }
-  void reset() { flag_.store(false, std::memory_order_relaxed); }
+  void reset() { owner_.store(0, std::memory_order_relaxed); }
   // For fork handlers: not counted as held by the forking thread.
   void lock_uncounted();
-  void unlock_uncounted() { flag_.store(false, std::memory_order_release); }
+  void unlock_uncounted() { owner_.store(0, std::memory_order_release); }
 
  private:
-  std::atomic<bool> flag_{false};
+  std::atomic<uintptr_t> owner_{0};
 };
 
 class Interner {
@@ -41,7 +46,8 @@ class Interner {
   };
 
   // Returns the id (>= 1) of the byte string, inserting it with `aux` if new;
-  // 0 if the table is full.
+  // 0 if the table is full, or when a signal handler asks while its thread
+  // holds the table's lock.
   uint32_t intern(std::string_view s, uint32_t aux = 0) { return intern_impl(s, nullptr, aux); }
   // The same, with `aux` computed by aux_of(stored NUL-terminated copy) only
   // when the string is new (e.g. the path exclusion check, once per path).

@@ -653,22 +653,23 @@ ssize_t copy_file_range(int in, off64_t* in_off, int out, off64_t* out_off, size
 
 // A vfork child's chdir is its own (keeps_fd_table: the working directory
 // strata keeps is the parent's as much as its descriptors are).
+// Both are async-signal-safe: a handler may call them while its thread is
+// inside strata, and a handler's open may interrupt the interning here
+// (InterposerMark; Edges.AHandlerThatChdirsAndOpensDoesNotWaitForItsOwnThread).
+static void follow_chdir() {
+  int saved = errno;
+  InterposerMark mark(thread_state());
+  refresh_cwd();
+  errno = saved;
+}
 int chdir(const char* path) {
   int r = REAL(chdir)(path);
-  if (r == 0 && keeps_fd_table()) {
-    int saved = errno;
-    refresh_cwd();
-    errno = saved;
-  }
+  if (r == 0 && keeps_fd_table()) follow_chdir();
   return r;
 }
 int fchdir(int fd) {
   int r = REAL(fchdir)(fd);
-  if (r == 0 && keeps_fd_table()) {
-    int saved = errno;
-    refresh_cwd();
-    errno = saved;
-  }
+  if (r == 0 && keeps_fd_table()) follow_chdir();
   return r;
 }
 

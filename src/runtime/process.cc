@@ -120,6 +120,7 @@ void record_proc(Fn fn, const char* program, int64_t ret, int err) {
   if (!g_hot.record[static_cast<int>(PR)].load(std::memory_order_relaxed) || is_vfork_child()) return;
   ThreadState* t = thread_state();
   if (!t || t->busy) return;
+  InterposerMark mark(t);  // a handler's open must not wait for this interning
   uint32_t sid = program ? g.strings.intern(program) : 0;
   uint64_t now = now_ticks();
   record_event(t, static_cast<uint32_t>(fn), now, now, -1, sid, -1, -1, ret, err);

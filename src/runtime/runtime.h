@@ -261,6 +261,30 @@ class IoScope {
   int err_ = 0;
 };
 
+// Marks the calling thread as inside the runtime as an IoScope does, around
+// work an interposer does outside one (following a chdir, interning the
+// program an exec runs): a signal handler that interrupts it records nothing
+// (its interning would wait for the lock its own thread holds), and a
+// longjmp out of it is seen leaving it (signals.cc). Does nothing on a
+// thread marked already.
+class InterposerMark {
+ public:
+  __attribute__((always_inline)) explicit InterposerMark(ThreadState* t) : t_(t && !t->busy ? t : nullptr) {
+    if (t_) {
+      t_->busy = 1;
+      t_->busy_sp = stack_pointer();
+    }
+  }
+  __attribute__((always_inline)) ~InterposerMark() {
+    if (t_) t_->busy = 0;
+  }
+  InterposerMark(const InterposerMark&) = delete;
+  InterposerMark& operator=(const InterposerMark&) = delete;
+
+ private:
+  ThreadState* t_;
+};
+
 // Marks the calling thread as inside the runtime for the scope's lifetime.
 // Its frame is not an interposer's: a longjmp out of it must leave the
 // thread marked (busy_sp 0, signals.cc), and the mark is put back as it was.

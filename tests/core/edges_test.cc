@@ -227,6 +227,16 @@ TEST(Edges, AJumpWithinAHandlerOnAnAlternateStackLeavesNothing) {
   EXPECT_EQ(c.plain.out, "handled: yes\n");
 }
 
+// A handler that chdirs and opens (both async-signal-safe) while the thread
+// it interrupted is inside strata's string table, and a handler's open
+// interrupting strata following the main thread's chdir: the handler's
+// interning waited for ever for the lock its own thread held.
+TEST(Edges, AHandlerThatChdirsAndOpensDoesNotWaitForItsOwnThread) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "handlerchdir", 60);
+  EXPECT_EQ(c.plain.out, "opened 20000, chdir failed 0, handler ran: yes\n");
+}
+
 // siginterrupt() changes SA_RESTART of the action in force: sigaction reports
 // it, as without strata, while strata holds the program's handler.
 TEST(Edges, SiginterruptShowsInWhatSigactionReports) {

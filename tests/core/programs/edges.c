@@ -35,6 +35,9 @@
  *                         30 us timer's handler siglongjmps out of them; the
  *                         parent says how many exited 0, hung (10 s) or died
  *   edges restartview     siginterrupt() on a handled signal: what sigaction reports
+ *   edges handlerchdir DIR  a 30 us timer whose handler chdirs to DIR and opens one of
+ *                         64 missing paths under it, while the main thread opens
+ *                         20,000 missing paths under DIR and chdirs to DIR after each
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
  *                         DIR/t, writes it 100 times and closes it */
@@ -293,6 +296,44 @@ static int jump_storm(void) {
   return 0;
 }
 
+// A handler that calls async-signal-safe functions strata interposes (chdir,
+// open) while the thread it interrupted may be inside strata, and the other
+// way round: the main thread's chdir, which strata follows, interrupted by a
+// handler's open.
+static char handler_paths[64][4096];
+static volatile sig_atomic_t handler_runs;
+static void chdir_and_open(int sig) {
+  (void)sig;
+  const int saved = errno;
+  if (chdir(dir) != 0) _exit(3);
+  int fd = open(handler_paths[handler_runs++ % 64], O_RDONLY);
+  if (fd >= 0) close(fd);
+  errno = saved;
+}
+
+static int handler_chdir(void) {
+  for (int k = 0; k < 64; ++k) snprintf(handler_paths[k], sizeof handler_paths[k], "%s/h%d", dir, k);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = chdir_and_open;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval it = {{0, 30}, {0, 30}};
+  setitimer(ITIMER_REAL, &it, NULL);
+  char path[4096];
+  int failed = 0;
+  for (int i = 0; i < 20000; i++) {
+    snprintf(path, sizeof path, "%s/missing-%d", dir, i);
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0) close(fd);
+    if (chdir(dir) != 0) failed++;
+  }
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  printf("opened 20000, chdir failed %d, handler ran: %s\n", failed, handler_runs > 0 ? "yes" : "no");
+  return 0;
+}
+
 static void* alt_stack;
 static volatile int alt_stop;
 static volatile sig_atomic_t alt_hits;
@@ -495,6 +536,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "firstcalls")) return first_calls_under_jumps();
   if (!strcmp(mode, "firstcalls-child")) return first_calls_child();
   if (!strcmp(mode, "restartview")) return restart_view();
+  if (!strcmp(mode, "handlerchdir")) return handler_chdir();
   if (!strcmp(mode, "timercancel")) {
     timer_cancel();
     return 1;

@@ -1,6 +1,7 @@
 #include "runtime/intern.h"
 
 #include <sched.h>
+#include <signal.h>
 
 #include <cstring>
 
@@ -16,6 +17,7 @@
 namespace strata::runtime {
 
 __thread int t_runtime_locks __attribute__((tls_model("initial-exec"))) = 0;
+__thread SpinLock* t_spin_wanted __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 // This thread's token: the address of one of its thread-local variables.
@@ -33,8 +35,31 @@ void SpinLock::lock_uncounted() {
 
 bool SpinLock::lock() {
   if (owner_.load(std::memory_order_relaxed) == my_token()) return false;
-  ++t_runtime_locks;  // before: a handler that forks while this waits must see it
+  // Named and counted before it is waited for: a handler that forks or
+  // jumps out meanwhile must see it (fork_prepare, leave_spin_lock).
+  t_spin_wanted = this;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  ++t_runtime_locks;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   lock_uncounted();
+  return true;
+}
+
+void SpinLock::release_if_mine() {
+  uintptr_t mine = my_token();
+  owner_.compare_exchange_strong(mine, 0, std::memory_order_release, std::memory_order_relaxed);
+}
+
+bool leave_spin_lock() {
+  SpinLock* l = t_spin_wanted;
+  if (t_runtime_locks == 0) {
+    t_spin_wanted = nullptr;  // a jump between an unlock and intern_impl restoring it
+    return true;
+  }
+  if (t_runtime_locks != 1 || !l) return false;
+  l->release_if_mine();
+  t_spin_wanted = nullptr;
+  t_runtime_locks = 0;
   return true;
 }
 
@@ -78,42 +103,55 @@ void Interner::grow_index() {
 }
 
 uint32_t Interner::intern_impl(std::string_view s, uint32_t (*aux_of)(const char*), uint32_t aux) {
-  uint64_t hash = XXH3_64bits(s.data(), s.size());
+  const uint64_t hash = XXH3_64bits(s.data(), s.size());
+  SpinLock* const outer = t_spin_wanted;  // a handler's interning comes between a thread's lock and unlock
   if (!lock_.lock()) return 0;
-  uint32_t n = count_.load(std::memory_order_relaxed);
-  if ((n + 1) * 2 > index_cap_) grow_index();
-  if (!index_) {
-    lock_.unlock();
-    return 0;
-  }
-  size_t h = hash & (index_cap_ - 1);
-  const uint64_t tag = index_slot(hash, 0);
-  for (uint64_t slot; (slot = index_[h]) != 0; h = (h + 1) & (index_cap_ - 1)) {
-    if ((slot & ~uint64_t{0xffffffff}) != tag) continue;
-    const uint32_t id = static_cast<uint32_t>(slot);
-    const Entry& e = get(id);
-    if (e.len == s.size() && std::memcmp(e.data, s.data(), s.size()) == 0) {
-      lock_.unlock();
-      return id;
+  const uint32_t id = find_or_insert(s, hash, aux_of, aux);
+  lock_.unlock();
+  t_spin_wanted = outer;
+  return id;
+}
+
+uint32_t Interner::find_or_insert(std::string_view s, uint64_t hash, uint32_t (*aux_of)(const char*), uint32_t aux) {
+  if (index_) {
+    const uint64_t tag = index_slot(hash, 0);
+    for (size_t h = hash & (index_cap_ - 1); index_[h] != 0; h = (h + 1) & (index_cap_ - 1)) {
+      const uint64_t slot = index_[h];
+      if ((slot & ~uint64_t{0xffffffff}) != tag) continue;
+      const uint32_t id = static_cast<uint32_t>(slot);
+      const Entry& e = get(id);
+      if (e.len == s.size() && std::memcmp(e.data, s.data(), s.size()) == 0) return id;
     }
   }
-  uint32_t id = n + 1;
-  uint32_t chunk = (id - 1) >> kChunkBits;
-  if (chunk >= kMaxChunks) {
-    lock_.unlock();
-    return 0;
-  }
+  // New: the table changes, with every signal blocked. A handler that
+  // jumped out of it half changed would leave it unusable (an index
+  // unmapped, an arena overrun); one that jumps out of the lookup above
+  // only has the lock released (leave_spin_lock). Once per new string:
+  // two system calls where the path's open costs more.
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &saved);
+  const uint32_t id = insert(s, hash, aux_of, aux);
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  return id;
+}
+
+uint32_t Interner::insert(std::string_view s, uint64_t hash, uint32_t (*aux_of)(const char*), uint32_t aux) {
+  const uint32_t n = count_.load(std::memory_order_relaxed);
+  if ((n + 1) * 2 > index_cap_) grow_index();
+  if (!index_) return 0;
+  size_t h = hash & (index_cap_ - 1);
+  while (index_[h] != 0) h = (h + 1) & (index_cap_ - 1);
+  const uint32_t id = n + 1;
+  const uint32_t chunk = (id - 1) >> kChunkBits;
+  if (chunk >= kMaxChunks) return 0;
   if (!chunks_[chunk]) chunks_[chunk] = static_cast<Entry*>(sys::map(sizeof(Entry) << kChunkBits));
   const char* data = store_bytes(s);
-  if (!chunks_[chunk] || !data) {
-    lock_.unlock();
-    return 0;
-  }
+  if (!chunks_[chunk] || !data) return 0;
   if (aux_of) aux = aux_of(data);
   chunks_[chunk][(id - 1) & kChunkMask] = Entry{data, static_cast<uint32_t>(s.size()), aux};
   index_[h] = index_slot(hash, id);
   count_.store(id, std::memory_order_release);
-  lock_.unlock();
   return id;
 }
 

@@ -16,6 +16,10 @@ namespace strata::runtime {
 // wait for it in the fork handler (core.cc, fork_prepare).
 extern __thread int t_runtime_locks __attribute__((tls_model("initial-exec")));
 
+class SpinLock;
+// The spinlock this thread holds or waits for (the last one it asked for).
+extern __thread SpinLock* t_spin_wanted __attribute__((tls_model("initial-exec")));
+
 // Owned by a thread (a token of its own), so that a signal handler of the
 // thread that holds it can tell: it never waits for its own thread, which
 // could not go on until the handler returned.
@@ -32,10 +36,20 @@ class SpinLock {
   // For fork handlers: not counted as held by the forking thread.
   void lock_uncounted();
   void unlock_uncounted() { owner_.store(0, std::memory_order_release); }
+  // Releases the lock if this thread holds it (it leaves the frame that took
+  // it with longjmp, signals.cc).
+  void release_if_mine();
 
  private:
   std::atomic<uintptr_t> owner_{0};
 };
+
+// A longjmp leaves the frames of the runtime on this thread: releases the
+// spinlock the thread holds or waits for, when that is the only runtime lock
+// it has (never the writer's mutex). The tables change only with every
+// signal blocked (Interner::insert), so a handler can only have interrupted
+// a lookup, which a jump may abandon. False when the thread keeps a lock.
+bool leave_spin_lock();
 
 class Interner {
  public:
@@ -67,6 +81,8 @@ class Interner {
   static constexpr size_t kArenaChunk = 1 << 20;
 
   uint32_t intern_impl(std::string_view s, uint32_t (*aux_of)(const char*), uint32_t aux);
+  uint32_t find_or_insert(std::string_view s, uint64_t hash, uint32_t (*aux_of)(const char*), uint32_t aux);
+  uint32_t insert(std::string_view s, uint64_t hash, uint32_t (*aux_of)(const char*), uint32_t aux);
   const char* store_bytes(std::string_view s);
   void grow_index();
 

@@ -357,16 +357,19 @@ extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig, s
 // (glibc's jmp_buf, pointer-mangled, x86-64) tells whether the marked frame is
 // left: a target above it is outside the call.
 namespace {
-// Left marked (as before) when strata holds one of its locks there (the
-// thread's next interning would wait for ever on the lock it left), when the
-// mark is not an interposer's (busy_sp 0), and when the jump stays on the
-// alternate signal stack the handler runs on (its addresses say nothing of
-// the thread's stack).
+// A string table's lock taken there is released: left taken, every other
+// thread's next new path waited for it for ever (Edges.
+// ALongjmpOutOfStratasLockDoesNotStopOtherThreads); the tables change only
+// with signals blocked, so the jump leaves a lookup (intern.cc). Left marked
+// (as before) when strata holds the writer's mutex there, when the mark is
+// not an interposer's (busy_sp 0), and when the jump stays on the alternate
+// signal stack the handler runs on (its addresses say nothing of the
+// thread's stack).
 void leaving_frames_below(const void* env) {
 #if defined(__x86_64__)
   using strata::runtime::t_state;
   strata::runtime::ThreadState* t = t_state;
-  if (!t || t->busy != 1 || !t->busy_sp || strata::runtime::t_runtime_locks != 0) return;
+  if (!t || t->busy != 1 || !t->busy_sp) return;
   uintptr_t sp = reinterpret_cast<const long*>(env)[6];  // JB_RSP
   uintptr_t guard;
   asm("mov %%fs:0x30, %0" : "=r"(guard));  // tcbhead_t.pointer_guard
@@ -377,6 +380,7 @@ void leaving_frames_below(const void* env) {
     const uintptr_t lo = reinterpret_cast<uintptr_t>(alt.ss_sp);
     if (sp >= lo && sp < lo + alt.ss_size) return;
   }
+  if (!strata::runtime::leave_spin_lock()) return;
   t->busy = 0;
   t->busy_sp = 0;
 #else

@@ -198,8 +198,8 @@ TEST(Edges, ATimersThreadCanCancelTheMainThread) {
 // A storm of longjmps out of interposed opens, some of them while strata
 // holds its string table's lock: the program must not hang on that lock (a
 // first version cleared the thread's in-the-runtime mark there, and its next
-// open waited for ever). Such a thread stays muted (records nothing more):
-// the lock it left is never released.
+// open waited for ever). The lock it left is released as the jump leaves
+// (Edges.ALongjmpOutOfStratasLockDoesNotStopOtherThreads).
 TEST(Edges, LongjmpsThatLandInsideStrataDoNotHang) {
   TempDir tmp;
   Compared c = run_both(tmp, "jumpstorm", 60);
@@ -235,6 +235,15 @@ TEST(Edges, AHandlerThatChdirsAndOpensDoesNotWaitForItsOwnThread) {
   TempDir tmp;
   Compared c = run_both(tmp, "handlerchdir", 60);
   EXPECT_EQ(c.plain.out, "opened 20000, chdir failed 0, handler ran: yes\n");
+}
+
+// jumpstorm with a second thread that opens files: a jump out of an open
+// while strata held its string table's lock left the lock taken, and the
+// other thread's next new path waited for it for ever.
+TEST(Edges, ALongjmpOutOfStratasLockDoesNotStopOtherThreads) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "jumpthreads", 60);
+  EXPECT_EQ(c.plain.out, "opened 20000, the other thread stopped\n");
 }
 
 // siginterrupt() changes SA_RESTART of the action in force: sigaction reports

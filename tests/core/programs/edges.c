@@ -38,6 +38,9 @@
  *   edges handlerchdir DIR  a 30 us timer whose handler chdirs to DIR and opens one of
  *                         64 missing paths under it, while the main thread opens
  *                         20,000 missing paths under DIR and chdirs to DIR after each
+ *   edges jumpthreads DIR like jumpstorm on the main thread, while a second thread
+ *                         (SIGALRM blocked) opens missing paths under DIR until the
+ *                         storm is over; then the thread is joined
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
  *                         DIR/t, writes it 100 times and closes it */
@@ -334,6 +337,54 @@ static int handler_chdir(void) {
   return 0;
 }
 
+// The jumps of jumpstorm, while another thread opens files too: a jump that
+// left strata holding its string table's lock made the other thread wait
+// for it for ever.
+static volatile int other_stop;
+static void* open_until_stopped(void* arg) {
+  sigset_t alrm;
+  sigemptyset(&alrm);
+  sigaddset(&alrm, SIGALRM);
+  pthread_sigmask(SIG_BLOCK, &alrm, NULL);  /* the timer's jumps are the main thread's */
+  char path[4096];
+  for (long i = 0; !other_stop; i++) {
+    snprintf(path, sizeof path, "%s/u%ld", dir, i);
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0) close(fd);
+  }
+  return arg;
+}
+
+static int jump_threads(void) {
+  sigset_t alrm, saved;
+  sigemptyset(&alrm);
+  sigaddset(&alrm, SIGALRM);
+  pthread_sigmask(SIG_BLOCK, &alrm, &saved);  /* inherited by the thread */
+  pthread_t t;
+  if (pthread_create(&t, NULL, open_until_stopped, NULL) != 0) return 2;
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = storm_jump;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval it = {{0, 30}, {0, 30}};
+  volatile int i = 0;
+  char path[4096];
+  if (sigsetjmp(storm_env, 1) == 0) setitimer(ITIMER_REAL, &it, NULL);
+  for (; i < 20000; i++) {
+    snprintf(path, sizeof path, "%s/missing-%d", dir, (int)i);
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0) close(fd);
+  }
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  other_stop = 1;
+  pthread_join(t, NULL);
+  printf("opened 20000, the other thread stopped\n");
+  return 0;
+}
+
 static void* alt_stack;
 static volatile int alt_stop;
 static volatile sig_atomic_t alt_hits;
@@ -537,6 +588,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "firstcalls-child")) return first_calls_child();
   if (!strcmp(mode, "restartview")) return restart_view();
   if (!strcmp(mode, "handlerchdir")) return handler_chdir();
+  if (!strcmp(mode, "jumpthreads")) return jump_threads();
   if (!strcmp(mode, "timercancel")) {
     timer_cancel();
     return 1;

@@ -31,6 +31,7 @@ ssize_t __pread64_chk(int, void*, size_t, off64_t, size_t);
 
 namespace {
 STRATA_REAL_DECL(open);
+STRATA_REAL_DECL(shm_open);  // libc's since glibc 2.34; see real_shm_open_fn
 STRATA_REAL_DECL(open64);
 STRATA_REAL_DECL(openat);
 STRATA_REAL_DECL(openat64);
@@ -681,16 +682,19 @@ int fchdir(int fd) {
 // is not an event itself; a program that unlinks the name still sees its
 // calls named by it, where /proc would add " (deleted)".
 using ShmOpen = int (*)(const char*, int, mode_t);
+// libc's is resolved at start-up with every other function (real.h): found
+// by dlsym on the first call, a handler's siglongjmp out of that call left
+// the dynamic linker's lock taken, and the next thread to load a library or
+// look up a symbol waited for ever (Edges.AJumpOutOfTheFirstShmOpenLeavesDlsymAlone).
 static ShmOpen real_shm_open_fn() {
+  if (real_shm_open) return real_shm_open;
+  // Before glibc 2.34 shm_open is librt's, which a library opened with
+  // RTLD_LOCAL (Python's _posixshmem) brings in out of RTLD_NEXT's reach,
+  // maybe long after start-up: looked up on use.
   static ShmOpen fn = nullptr;
   if (fn) return fn;
-  ShmOpen f = reinterpret_cast<ShmOpen>(strata::runtime::resolve_next("shm_open"));
-  // Before glibc 2.34 shm_open is librt's, which a library opened with
-  // RTLD_LOCAL (Python's _posixshmem) brings in out of RTLD_NEXT's reach.
-  if (!f)
-    if (void* rt = dlopen("librt.so.1", RTLD_LAZY | RTLD_NOLOAD)) f = reinterpret_cast<ShmOpen>(dlsym(rt, "shm_open"));
-  fn = f;
-  return f;
+  if (void* rt = dlopen("librt.so.1", RTLD_LAZY | RTLD_NOLOAD)) fn = reinterpret_cast<ShmOpen>(dlsym(rt, "shm_open"));
+  return fn;
 }
 
 int shm_open(const char* name, int oflag, mode_t mode) {

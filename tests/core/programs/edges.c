@@ -41,11 +41,16 @@
  *   edges jumpthreads DIR like jumpstorm on the main thread, while a second thread
  *                         (SIGALRM blocked) opens missing paths under DIR until the
  *                         storm is over; then the thread is joined
+ *   edges shmfirst DIR    100 fresh processes (exec'd): each makes its first shm_open
+ *                         call while a 30 us timer's handler siglongjmps (out of it,
+ *                         at times), then a second thread calls dlsym; the parent
+ *                         says how many exited 0, hung (3 s) or died
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
  *                         DIR/t, writes it 100 times and closes it */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -535,10 +540,13 @@ static int first_calls_child(void) {
   return 0;
 }
 
-// Waits for `pid` at most 10 s: 0 exited 0, 1 hung (killed), 2 anything else.
-static int outcome(pid_t pid) {
+// Waits for `pid` at most 10 s (outcome_within: `ms`): 0 exited 0, 1 hung
+// (killed), 2 anything else.
+static int outcome_within(pid_t pid, int ms);
+static int outcome(pid_t pid) { return outcome_within(pid, 10000); }
+static int outcome_within(pid_t pid, int ms) {
   int status = 0;
-  for (int i = 0; i < 10000; ++i) {
+  for (int i = 0; i < ms; ++i) {
     if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 2;
     struct timespec ms1 = {0, 1000000};
     nanosleep(&ms1, NULL);
@@ -567,6 +575,60 @@ static int first_calls_under_jumps(void) {
   return 0;
 }
 
+// shm_open's first call, which a handler may leave with siglongjmp; then a
+// second thread asks the dynamic linker for a symbol, as a thread that loads
+// a library does.
+static int looked_up;
+static void* look_up(void* arg) {
+  (void)arg;
+  return dlsym(RTLD_DEFAULT, "strlen") ? &looked_up : NULL;
+}
+
+static int shm_first_child(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = storm_jump;
+  sigaction(SIGALRM, &sa, NULL);
+  char name[64];
+  snprintf(name, sizeof name, "/strata-edges-%d", (int)getpid());
+  struct itimerval it = {{0, 30}, {0, 30}};
+  volatile int called = 0;
+  if (sigsetjmp(storm_env, 1) == 0) setitimer(ITIMER_REAL, &it, NULL);
+  if (!called) {
+    called = 1;
+    /* A different moment of the timer's period in each process. */
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const long spin_ns = (getpid() * 7919L) % 30000;
+    do clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - t0.tv_sec) * 1000000000L + now.tv_nsec - t0.tv_nsec < spin_ns);
+    int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+    if (fd >= 0) close(fd);
+  }
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  shm_unlink(name);
+  pthread_t t;
+  void* found = NULL;
+  if (pthread_create(&t, NULL, look_up, NULL) != 0) return 2;
+  pthread_join(t, &found);
+  return found ? 0 : 3;
+}
+
+static int shm_first(void) {
+  int counts[3] = {0, 0, 0};
+  for (int i = 0; i < 100; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl("/proc/self/exe", "edges", "shmfirst-child", dir, (char*)NULL);
+      _exit(127);
+    }
+    counts[outcome_within(pid, 3000)]++;
+  }
+  printf("exited 0: %d, hung: %d, died: %d\n", counts[0], counts[1], counts[2]);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -589,6 +651,8 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "restartview")) return restart_view();
   if (!strcmp(mode, "handlerchdir")) return handler_chdir();
   if (!strcmp(mode, "jumpthreads")) return jump_threads();
+  if (!strcmp(mode, "shmfirst")) return shm_first();
+  if (!strcmp(mode, "shmfirst-child")) return shm_first_child();
   if (!strcmp(mode, "timercancel")) {
     timer_cancel();
     return 1;

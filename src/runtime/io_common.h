@@ -100,9 +100,9 @@ template <class Call>
 inline auto path_op(Fn fn, int dirfd, const char* path, Call call) {
   IoScope s(fn, Layer::POSIX);
   if (!s.on()) return call();
-  uint32_t sid = path_at(dirfd, path);
   auto r = call();
   s.stop(r < 0);
+  const uint32_t sid = path_after_call(dirfd, path, r < 0);
   if (sid == 0) s.drop();
   else if (path_excluded(sid)) s.skip();
   else s.record(-1, sid, -1, -1, static_cast<int64_t>(r));
@@ -120,7 +120,7 @@ inline int open_op(Fn fn, int dirfd, const char* path, int flags, int mode, Call
     return fd;
   }
   s.stop(fd < 0);
-  uint32_t sid = path_at(dirfd, path);
+  uint32_t sid = path_after_call(dirfd, path, fd < 0);
   if (fd >= 0) fd_opened(fd, sid, (flags & O_APPEND) ? kPosFromKernel : 0);
   if (sid == 0) s.drop();
   else if (path_excluded(sid)) s.skip();

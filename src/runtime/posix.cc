@@ -278,9 +278,9 @@ template <class Call>
 int rename_op(Fn fn, int fromfd, const char* from, int tofd, const char* to, Call call) {
   IoScope s(fn, P);
   if (!s.on()) return call();
-  uint32_t sid = path_at(fromfd, from);
   int r = call();
   s.stop(r < 0);
+  const uint32_t sid = path_after_call(fromfd, from, r < 0);
   if (sid == 0) {
     s.drop();
   } else if (!path_excluded(sid)) {

@@ -115,6 +115,12 @@ inline uint64_t ticks_to_ns(uint64_t t) {
 // Paths (paths.cc).
 uint32_t intern_path(const char* abs_path);
 uint32_t path_at(int dirfd, const char* path);  // absolute, normalised, interned
+// path_at for a call that returned, `failed` or not, with errno as it left
+// it: a path the kernel could not read (EFAULT, a bad pointer) is not read
+// here either, where it would crash the program instead (counted as a drop).
+inline uint32_t path_after_call(int dirfd, const char* path, bool failed) {
+  return failed && errno == EFAULT ? 0 : path_at(dirfd, path);
+}
 inline bool path_excluded(uint32_t sid) { return sid == 0 || (g.strings.get(sid).aux & kPathExcluded); }
 // Path of a descriptor for recording; 0 if it is excluded or not a file.
 uint32_t fd_path(int fd);

@@ -240,7 +240,7 @@ FILE* stream_open(Fn fn, const char* mode, PathOf path_of, Call call) {
   if (!s.on()) return fp;
   s.stop(fp == nullptr);
   const int saved = errno;
-  const uint32_t sid = path_of();
+  const uint32_t sid = fp == nullptr && errno == EFAULT ? 0 : path_of();  // a bad path pointer (path_after_call)
   errno = saved;
   int fd = stream_fd(fp);
   if (fd >= 0) {

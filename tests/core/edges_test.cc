@@ -72,6 +72,30 @@ TEST(Edges, BadArgumentsGetTheKernelsErrors) {
   EXPECT_EQ(copy_out[0].offset, 3);
 }
 
+// A bad path pointer reaches the kernel, which answers EFAULT: strata read
+// the path first (stat, rename), or after the failed call (open, fopen), and
+// the program died of SIGSEGV on its first call.
+TEST(Edges, BadPathPointersGetTheKernelsError) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "badpaths");
+  EXPECT_EQ(c.plain.out,
+            "open(bad): -1 Bad address\n"
+            "openat(bad): -1 Bad address\n"
+            "creat(bad): -1 Bad address\n"
+            "stat(bad): -1 Bad address\n"
+            "access(bad): -1 Bad address\n"
+            "mkdir(bad): -1 Bad address\n"
+            "unlink(bad): -1 Bad address\n"
+            "rename(bad, ok): -1 Bad address\n"
+            "truncate(bad): -1 Bad address\n"
+            "fopen(bad): -1 Bad address\n"
+            "open(ok): 0 \n"
+            "rename(ok, bad): -1 Bad address\n");
+  auto events = cat_trace(c.trace);
+  auto opened = select(events, [&](const Event& e) { return e.name == "open" && names(e, c, "ok"); });
+  EXPECT_EQ(opened.size(), 1u);
+}
+
 // siginterrupt(sig, 1) before signal(): glibc's signal() then leaves
 // SA_RESTART out, and the read fails with EINTR (strata's signal() forced
 // SA_RESTART, and the read waited for ever).

@@ -5,6 +5,9 @@
  *                         counts (EFAULT, EINVAL), closedir(NULL); then good
  *                         ones: writev of 3 + 4 bytes, sendfile from offset 2,
  *                         copy_file_range from offset 1 to offset 3
+ *   edges badpaths DIR    path functions given a bad path pointer (EFAULT): open,
+ *                         openat, creat, stat, access, mkdir, unlink, rename (from
+ *                         and to), truncate, fopen; then DIR/ok is opened and closed
  *   edges siginterrupt    siginterrupt(SIGALRM, 1) then signal(): a read on an
  *                         empty pipe fails with EINTR when the timer fires
  *   edges longjmp DIR     a timer's handler leaves a blocking read with
@@ -390,6 +393,28 @@ static int jump_threads(void) {
   return 0;
 }
 
+static int bad_paths(void) {
+  const char* bad = (const char*)8;
+  struct stat st;
+  said("open(bad)", open(bad, O_RDONLY));
+  said("openat(bad)", openat(AT_FDCWD, bad, O_RDONLY));
+  said("creat(bad)", creat(bad, 0644));
+  said("stat(bad)", stat(bad, &st));
+  said("access(bad)", access(bad, F_OK));
+  said("mkdir(bad)", mkdir(bad, 0755));
+  said("unlink(bad)", unlink(bad));
+  said("rename(bad, ok)", rename(bad, at("ok")));
+  said("truncate(bad)", truncate(bad, 0));
+  errno = 0;
+  FILE* f = fopen(bad, "r");
+  said("fopen(bad)", f ? 0 : -1);
+  int fd = open(at("ok"), O_CREAT | O_WRONLY, 0644);
+  said("open(ok)", fd >= 0 ? 0 : -1);
+  said("rename(ok, bad)", rename(at("ok"), bad));
+  close(fd);
+  return 0;
+}
+
 static void* alt_stack;
 static volatile int alt_stop;
 static volatile sig_atomic_t alt_hits;
@@ -635,6 +660,7 @@ int main(int argc, char** argv) {
   const char* mode = argv[1];
   dir = argc > 2 ? argv[2] : ".";
   if (!strcmp(mode, "badargs")) return badargs();
+  if (!strcmp(mode, "badpaths")) return bad_paths();
   if (!strcmp(mode, "siginterrupt")) return interrupting();
   if (!strcmp(mode, "longjmp")) return leave_by_longjmp();
   if (!strcmp(mode, "quickexit")) return quick();

@@ -116,12 +116,22 @@ char** with_strata_env(char* const* envp, char** out) {
 
 #define STRATA_ENV(envp) with_strata_env((envp), static_cast<char**>(alloca((count(envp) + kMaxInherited + 1) * sizeof(char*))))
 
+// Whether the kernel can read the path `p` (exec answers EFAULT for a bad
+// pointer, where reading it here would crash the program): asked of the
+// kernel before the exec, since a successful one never returns.
+bool kernel_can_read(const char* p) {
+  const int saved = errno;
+  const bool ok = syscall(SYS_faccessat, AT_FDCWD, p, F_OK) == 0 || errno != EFAULT;
+  errno = saved;
+  return ok;
+}
+
 void record_proc(Fn fn, const char* program, int64_t ret, int err) {
   if (!g_hot.record[static_cast<int>(PR)].load(std::memory_order_relaxed) || is_vfork_child()) return;
   ThreadState* t = thread_state();
   if (!t || t->busy) return;
   InterposerMark mark(t);  // a handler's open must not wait for this interning
-  uint32_t sid = program ? g.strings.intern(program) : 0;
+  uint32_t sid = program && kernel_can_read(program) ? g.strings.intern(program) : 0;
   uint64_t now = now_ticks();
   record_event(t, static_cast<uint32_t>(fn), now, now, -1, sid, -1, -1, ret, err);
 }

@@ -89,6 +89,9 @@ TEST(Edges, BadPathPointersGetTheKernelsError) {
             "rename(bad, ok): -1 Bad address\n"
             "truncate(bad): -1 Bad address\n"
             "fopen(bad): -1 Bad address\n"
+            "execve(bad): -1 Bad address\n"
+            "execv(bad): -1 Bad address\n"
+            "posix_spawn(bad): -1 Bad address\n"
             "open(ok): 0 \n"
             "rename(ok, bad): -1 Bad address\n");
   auto events = cat_trace(c.trace);

@@ -7,7 +7,8 @@
  *                         copy_file_range from offset 1 to offset 3
  *   edges badpaths DIR    path functions given a bad path pointer (EFAULT): open,
  *                         openat, creat, stat, access, mkdir, unlink, rename (from
- *                         and to), truncate, fopen; then DIR/ok is opened and closed
+ *                         and to), truncate, fopen, execve, execv, posix_spawn; then
+ *                         DIR/ok is opened and closed
  *   edges siginterrupt    siginterrupt(SIGALRM, 1) then signal(): a read on an
  *                         empty pipe fails with EINTR when the timer fires
  *   edges longjmp DIR     a timer's handler leaves a blocking read with
@@ -60,6 +61,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
+extern char** environ;
 static const char* dir;
 
 static const char* at(const char* name) {
@@ -408,6 +411,12 @@ static int bad_paths(void) {
   errno = 0;
   FILE* f = fopen(bad, "r");
   said("fopen(bad)", f ? 0 : -1);
+  char* argv[] = {"edges", NULL};
+  said("execve(bad)", execve(bad, argv, environ));
+  said("execv(bad)", execv(bad, argv));
+  pid_t pid;
+  errno = posix_spawn(&pid, bad, NULL, NULL, argv, environ);
+  said("posix_spawn(bad)", errno ? -1 : 0);
   int fd = open(at("ok"), O_CREAT | O_WRONLY, 0644);
   said("open(ok)", fd >= 0 ? 0 : -1);
   said("rename(ok, bad)", rename(at("ok"), bad));

@@ -94,18 +94,24 @@ __thread bool t_is_writer __attribute__((tls_model("initial-exec"))) = false;
 // The writer's mutex, counted in t_runtime_locks (intern.h) while held.
 // Counted before it is taken and after it is released: a signal handler
 // that forks in between must find it counted (core.cc, fork_prepare).
+// t_wants_writer says the same to a handler that flushes (writer_flush).
+__thread bool t_wants_writer __attribute__((tls_model("initial-exec"))) = false;
 void lock_writer() {
   ++t_runtime_locks;
+  t_wants_writer = true;
   pthread_mutex_lock(&w.mu);
 }
 bool try_lock_writer() {
   ++t_runtime_locks;
+  t_wants_writer = true;
   if (pthread_mutex_trylock(&w.mu) == 0) return true;
+  t_wants_writer = false;
   --t_runtime_locks;
   return false;
 }
 void unlock_writer() {
   pthread_mutex_unlock(&w.mu);
+  t_wants_writer = false;
   --t_runtime_locks;
 }
 
@@ -811,6 +817,11 @@ void writer_flush(bool final_flush) {
     writer_request_flush(final_flush, kFlushWaitMs);
     return;
   }
+  // A signal handler that interrupted this thread's own flush (an _exit in a
+  // handler while exit flushes, with no writer thread): the mutex would be
+  // waited for for ever. The trace ends with what was written
+  // (Edges.AnExitInAHandlerDuringExitsFlushDoesNotHang).
+  if (t_wants_writer) return;
   lock_writer();
   if (!g.finalized.load(std::memory_order_acquire)) {
     FileLease lease;

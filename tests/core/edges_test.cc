@@ -255,6 +255,16 @@ TEST(Edges, AJumpOutOfTheFirstShmOpenLeavesDlsymAlone) {
   EXPECT_EQ(c.plain.out, "exited 0: 100, hung: 0, died: 0\n");
 }
 
+// A handler's _exit while exit flushes the trace on the program's own thread
+// (the main thread left through pthread_exit, so the writer thread has
+// stopped): the handler's flush waited for the writer's mutex its own
+// thread held, for ever.
+TEST(Edges, AnExitInAHandlerDuringExitsFlushDoesNotHang) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "exitflush", 120);
+  EXPECT_EQ(c.plain.out, "exited 0: 20, hung: 0, died: 0\n");
+}
+
 // A handler on an alternate stack mapped above the thread's stack jumps
 // within itself: that is no jump out of the interrupted open, and strata must
 // not take it for one (it recorded the handler's open inside its own, and

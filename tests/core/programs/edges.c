@@ -49,6 +49,11 @@
  *                         call while a 30 us timer's handler siglongjmps (out of it,
  *                         at times), then a second thread calls dlsym; the parent
  *                         says how many exited 0, hung (3 s) or died
+ *   edges exitflush DIR   20 fresh processes (exec'd): each starts a thread and leaves
+ *                         main with pthread_exit; the thread makes 30,000 pwrites to
+ *                         DIR/cN, sets a one-shot timer of 50-240 us whose handler
+ *                         calls _exit(0), and calls exit(0); the parent says how many
+ *                         exited 0, hung (3 s) or died
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
  *                         DIR/t, writes it 100 times and closes it */
@@ -663,6 +668,55 @@ static int shm_first(void) {
   return 0;
 }
 
+// _exit (async-signal-safe) from a handler that interrupts exit: with the
+// main thread gone through pthread_exit the writer thread has stopped, and
+// exit's final flush of the trace runs on the exiting thread itself.
+static void exit_now(int sig) {
+  (void)sig;
+  _exit(0);
+}
+
+static long exit_timer_us;
+static void* pwrite_then_exit(void* arg) {
+  int fd = open(at("c"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  for (int i = 0; i < 30000; i++) (void)!pwrite(fd, "x", 1, 0);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = exit_now;
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval it = {{0, 0}, {0, exit_timer_us}};
+  setitimer(ITIMER_REAL, &it, NULL);
+  exit(0);
+  return arg;
+}
+
+static int exit_flush_child(const char* us) {
+  exit_timer_us = atol(us);
+  pthread_t t;
+  if (pthread_create(&t, NULL, pwrite_then_exit, NULL) != 0) return 2;
+  pthread_exit(NULL);
+}
+
+static int exit_flush(void) {
+  int counts[3] = {0, 0, 0};
+  for (int i = 0; i < 20; ++i) {
+    char sub[64], us[32];
+    snprintf(sub, sizeof sub, "c%d", i);
+    mkdir(at(sub), 0755);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", at(sub));
+    snprintf(us, sizeof us, "%d", 50 + i * 10);
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl("/proc/self/exe", "edges", "exitflush-child", path, us, (char*)NULL);
+      _exit(127);
+    }
+    counts[outcome_within(pid, 3000)]++;
+  }
+  printf("exited 0: %d, hung: %d, died: %d\n", counts[0], counts[1], counts[2]);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -687,6 +741,8 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "handlerchdir")) return handler_chdir();
   if (!strcmp(mode, "jumpthreads")) return jump_threads();
   if (!strcmp(mode, "shmfirst")) return shm_first();
+  if (!strcmp(mode, "exitflush")) return exit_flush();
+  if (!strcmp(mode, "exitflush-child")) return exit_flush_child(argc > 3 ? argv[3] : "100");
   if (!strcmp(mode, "shmfirst-child")) return shm_first_child();
   if (!strcmp(mode, "timercancel")) {
     timer_cancel();

@@ -812,7 +812,19 @@ void writer_wake() {
   sys::futex_wake(word);
 }
 
+// Both run on application threads, inside interposers (a ring half full,
+// exit): the errno of the program's call stays as the call left it, whatever
+// the flush's own system calls meet (a descriptor limit below the transient
+// descriptor's, a wait that times out).
+namespace {
+struct ErrnoKept {
+  const int saved = errno;
+  ~ErrnoKept() { errno = saved; }
+};
+}  // namespace
+
 void writer_flush(bool final_flush) {
+  const ErrnoKept errno_kept;
   if (writer_thread_running() && !t_is_writer) {
     writer_request_flush(final_flush, kFlushWaitMs);
     return;
@@ -868,6 +880,7 @@ void writer_stop_for_main_exit() {
 }
 
 void writer_request_flush(bool final_flush, int timeout_ms) {
+  const ErrnoKept errno_kept;
   if (!writer_thread_running()) {
     if (try_lock_writer()) {
       if (!g.finalized.load()) {

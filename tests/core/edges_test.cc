@@ -265,6 +265,16 @@ TEST(Edges, AnExitInAHandlerDuringExitsFlushDoesNotHang) {
   EXPECT_EQ(c.plain.out, "exited 0: 20, hung: 0, died: 0\n");
 }
 
+// A thread that flushes the trace itself (the writer thread stopped when
+// main left through pthread_exit), under a descriptor limit too low for the
+// flush's own descriptor: the flush's failed system calls showed in the
+// errno of the program's failed reads (EINVAL for EBADF, 4 reads in 200,000).
+TEST(Edges, AFlushOnTheProgramsThreadLeavesItsErrnoAlone) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "errnoflush", 60);
+  EXPECT_EQ(c.plain.out, "wrong errno: 0\n");
+}
+
 // A handler on an alternate stack mapped above the thread's stack jumps
 // within itself: that is no jump out of the interrupted open, and strata must
 // not take it for one (it recorded the handler's open inside its own, and

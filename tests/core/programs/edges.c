@@ -54,6 +54,9 @@
  *                         DIR/cN, sets a one-shot timer of 50-240 us whose handler
  *                         calls _exit(0), and calls exit(0); the parent says how many
  *                         exited 0, hung (3 s) or died
+ *   edges errnoflush      a thread lowers RLIMIT_NOFILE to 100 and the main thread leaves
+ *                         with pthread_exit; the thread makes 200,000 reads of descriptor
+ *                         -1 and counts those whose errno is not EBADF
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
  *                         DIR/t, writes it 100 times and closes it */
@@ -717,6 +720,29 @@ static int exit_flush(void) {
   return 0;
 }
 
+// The errno of failed calls on a thread that flushes the trace itself (the
+// main thread left through pthread_exit, so the writer thread stopped),
+// with too few descriptors for the flush's own (it asks for one above 511).
+static void* read_bad_descriptor(void* arg) {
+  struct rlimit rl = {100, 100};
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0) exit(2);
+  int wrong = 0;
+  char c;
+  for (int i = 0; i < 200000; i++) {
+    errno = 0;
+    if (read(-1, &c, 1) < 0 && errno != EBADF) wrong++;
+  }
+  printf("wrong errno: %d\n", wrong);
+  exit(0);
+  return arg;
+}
+
+static int errno_flush(void) {
+  pthread_t t;
+  if (pthread_create(&t, NULL, read_bad_descriptor, NULL) != 0) return 2;
+  pthread_exit(NULL);
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -742,6 +768,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "jumpthreads")) return jump_threads();
   if (!strcmp(mode, "shmfirst")) return shm_first();
   if (!strcmp(mode, "exitflush")) return exit_flush();
+  if (!strcmp(mode, "errnoflush")) return errno_flush();
   if (!strcmp(mode, "exitflush-child")) return exit_flush_child(argc > 3 ? argv[3] : "100");
   if (!strcmp(mode, "shmfirst-child")) return shm_first_child();
   if (!strcmp(mode, "timercancel")) {

@@ -28,6 +28,7 @@ __thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullp
 __thread bool t_done __attribute__((tls_model("initial-exec"))) = false;
 __thread bool t_vfork_child __attribute__((tls_model("initial-exec"))) = false;
 __thread bool t_no_ring __attribute__((tls_model("initial-exec"))) = false;  // its ring could not be mapped
+__thread uintptr_t t_setup_sp __attribute__((tls_model("initial-exec"))) = 0;
 
 void signals_install();    // signals.cc
 void signals_uninstall();  // signals.cc
@@ -282,6 +283,10 @@ ThreadState* reuse_exited_state() {
 
 }  // namespace
 
+namespace {
+ThreadState* setup_thread_state();
+}  // namespace
+
 ThreadState* first_state_or_drop() {
   if (!t_done) {
     if (ThreadState* s = create_thread_state()) return s;
@@ -292,6 +297,27 @@ ThreadState* first_state_or_drop() {
 
 ThreadState* create_thread_state() {
   if (g.initialized.load(std::memory_order_acquire) != 2 || !g_hot.active) return nullptr;
+  // A signal handler that interrupts this setup (the thread's first event)
+  // and makes a call finds t_state still null: it would set up a second
+  // state, and the one this frame then publishes hid it, live and mapped for
+  // ever (4 MiB of address space per thread, Edges.
+  // AHandlerDuringAThreadsSetupLeavesNoRingBehind). The handler's events
+  // are counted as dropped instead. A longjmp out of the handler clears the
+  // mark (signals.cc), for the thread's next call to set it up again.
+  if (t_setup_sp) {
+    g.ringless_dropped.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  t_setup_sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  ThreadState* s = setup_thread_state();
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_setup_sp = 0;
+  return s;
+}
+
+namespace {
+ThreadState* setup_thread_state() {
   ThreadState* s = take_free_state();
   if (!s) {
     const int saved_errno = errno;
@@ -335,6 +361,7 @@ ThreadState* create_thread_state() {
   pthread_setspecific(g.thread_key, s);
   return s;
 }
+}  // namespace
 
 void wake_writer_if_behind(ThreadState* t, uint64_t head) {
   Ring& r = t->ring;

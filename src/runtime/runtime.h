@@ -121,6 +121,9 @@ inline uint64_t now_ticks() {
 extern __thread ThreadState* t_state __attribute__((tls_model("initial-exec"), visibility("hidden")));
 extern __thread bool t_done __attribute__((tls_model("initial-exec"), visibility("hidden")));
 ThreadState* create_thread_state();
+// The stack pointer of this thread's create_thread_state while it sets the
+// thread's state up (0 otherwise).
+extern __thread uintptr_t t_setup_sp __attribute__((tls_model("initial-exec"), visibility("hidden")));
 // recording_thread's way out when the thread has no state yet: creates it,
 // or counts the event as dropped when its ring could not be mapped.
 ThreadState* first_state_or_drop();

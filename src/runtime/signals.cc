@@ -365,22 +365,31 @@ namespace {
 // not an interposer's (busy_sp 0), and when the jump stays on the alternate
 // signal stack the handler runs on (its addresses say nothing of the
 // thread's stack).
+//
+// A jump out of the thread's first-event setup (a handler that interrupted it
+// jumps past create_thread_state, core.cc) clears its mark: the thread's next
+// call sets its state up again (left marked, the thread recorded nothing).
 void leaving_frames_below(const void* env) {
 #if defined(__x86_64__)
+  using strata::runtime::t_setup_sp;
   using strata::runtime::t_state;
   strata::runtime::ThreadState* t = t_state;
-  if (!t || t->busy != 1 || !t->busy_sp) return;
+  const bool in_call = t && t->busy == 1 && t->busy_sp;
+  if (!in_call && !t_setup_sp) return;
   uintptr_t sp = reinterpret_cast<const long*>(env)[6];  // JB_RSP
   uintptr_t guard;
   asm("mov %%fs:0x30, %0" : "=r"(guard));  // tcbhead_t.pointer_guard
   sp = ((sp >> 0x11) | (sp << (64 - 0x11))) ^ guard;
-  if (sp <= t->busy_sp) return;
+  const bool leaves_setup = t_setup_sp && sp > t_setup_sp;
+  const bool leaves_call = in_call && sp > t->busy_sp;
+  if (!leaves_setup && !leaves_call) return;
   stack_t alt;
   if (sigaltstack(nullptr, &alt) == 0 && (alt.ss_flags & SS_ONSTACK)) {
     const uintptr_t lo = reinterpret_cast<uintptr_t>(alt.ss_sp);
     if (sp >= lo && sp < lo + alt.ss_size) return;
   }
-  if (!strata::runtime::leave_spin_lock()) return;
+  if (leaves_setup) t_setup_sp = 0;
+  if (!leaves_call || !strata::runtime::leave_spin_lock()) return;
   t->busy = 0;
   t->busy_sp = 0;
 #else

@@ -324,6 +324,29 @@ TEST(Edges, AThreadWithoutARingCountsItsEventsAsDropped) {
   EXPECT_EQ(recorded + info.dropped, 102) << "open, 100 writes, close";
 }
 
+// A signal handler that makes a call while its thread's first call sets up
+// strata's state for the thread (here a seccomp trap of the gettid that setup
+// makes; an asynchronous signal can land there too): the handler's call set
+// up a second state, whose 4 MiB ring stayed mapped for ever, one per thread,
+// until the program's own mapping no longer fit under its address-space limit.
+TEST(Edges, AHandlerDuringAThreadsSetupLeavesNoRingBehind) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "trappedfirst");
+  EXPECT_EQ(c.plain.out, "threads: 100, 24 MiB mapping: made\n");
+}
+
+// A handler that leaves a thread's first call (inside strata's setup of the
+// thread's state) with siglongjmp: the thread's later calls are recorded.
+TEST(Edges, ALongjmpOutOfAThreadsSetupLeavesItTraced) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "trappedjump");
+  EXPECT_EQ(c.plain.out, "thread wrote: yes\n");
+#if defined(__x86_64__)
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "write" && names(e, c, "j"); }), 3);
+#endif
+}
+
 // An address-space limit too low for strata's buffers: the program runs,
 // untraced (it used to abort in strata's start-up, std::bad_alloc).
 TEST(Edges, ALowAddressSpaceLimitCostsTheTraceNotTheProgram) {

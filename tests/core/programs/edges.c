@@ -57,12 +57,24 @@
  *   edges errnoflush      a thread lowers RLIMIT_NOFILE to 100 and the main thread leaves
  *                         with pthread_exit; the thread makes 200,000 reads of descriptor
  *                         -1 and counts those whose errno is not EBADF
+ *   edges trappedfirst    under an address-space limit 40 MiB above what the process
+ *                         maps, 100 threads one after the other: each traps gettid
+ *                         with seccomp (SIGSYS; the handler emulates it and, outermost,
+ *                         closes descriptor -1), then closes descriptor -1; then a
+ *                         24 MiB mapping (x86-64)
+ *   edges trappedjump DIR a thread traps gettid with seccomp; the SIGSYS handler
+ *                         emulates it and siglongjmps out of the thread's first call
+ *                         (close(-1)) once; the thread then writes DIR/j 3 times (x86-64)
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
  *                         DIR/t, writes it 100 times and closes it */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,13 +86,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -528,6 +543,123 @@ static int ringless(void) {
   return 0;
 }
 
+// A thread's first call into strata interrupted by a handler that makes a
+// call of its own: the thread traps gettid with seccomp (as a sandbox that
+// emulates a system call does), and strata's setup of the thread's state
+// asks for its tid. The handler emulates gettid and, outermost, closes
+// descriptor -1. Threads one after the other under an address-space limit
+// that leaves the final 24 MiB mapping 16 MiB to spare.
+#if defined(__x86_64__)
+static __thread long trapped_tid;
+static __thread int trap_depth;
+static void emulate_gettid(int sig, siginfo_t* info, void* context) {
+  (void)sig;
+  (void)info;
+  ((ucontext_t*)context)->uc_mcontext.gregs[REG_RAX] = trapped_tid;
+  if (++trap_depth == 1) {
+    const int e = errno;
+    close(-1);
+    errno = e;
+  }
+  --trap_depth;
+}
+
+static sigjmp_buf trap_env;
+static __thread int trap_jumps;  // the handler's jumps left
+static void jump_from_gettid(int sig, siginfo_t* info, void* context) {
+  (void)sig;
+  (void)info;
+  ((ucontext_t*)context)->uc_mcontext.gregs[REG_RAX] = trapped_tid;
+  if (trap_jumps > 0) {
+    --trap_jumps;
+    siglongjmp(trap_env, 1);
+  }
+}
+
+static int trap_gettid(void) {
+  trapped_tid = syscall(SYS_gettid);
+  struct sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_gettid, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {sizeof filter / sizeof filter[0], filter};
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+static void* trap_gettid_then_close(void* arg) {
+  if (!trap_gettid()) return arg;
+  close(-1);
+  return NULL;
+}
+
+// The handler leaves the thread's first call with siglongjmp; the thread
+// then writes DIR/j three times.
+static void* jump_out_of_first_call(void* arg) {
+  if (!trap_gettid()) return arg;
+  trap_jumps = 1;
+  if (sigsetjmp(trap_env, 1) == 0) close(-1);
+  int fd = open(at("j"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  for (int i = 0; i < 3; ++i)
+    if (write(fd, "j", 1) != 1) return arg;
+  close(fd);
+  return NULL;
+}
+#endif
+
+static int trapped_jump(void) {
+#if defined(__x86_64__)
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = jump_from_gettid;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigaction(SIGSYS, &sa, NULL);
+  pthread_t t;
+  void* r = &t;
+  if (pthread_create(&t, NULL, jump_out_of_first_call, NULL) != 0) return 2;
+  pthread_join(t, &r);
+  printf("thread wrote: %s\n", r ? "no" : "yes");
+#else
+  printf("thread wrote: yes\n");
+#endif
+  return 0;
+}
+
+static int trapped_first(void) {
+#if defined(__x86_64__)
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = emulate_gettid;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;  // strata's setup inside the handler traps again
+  sigaction(SIGSYS, &sa, NULL);
+  const long before = vm_size_kb();
+  const rlim_t limit = (rlim_t)(before + 40 * 1024) * 1024;
+  struct rlimit rl = {limit, limit};
+  if (setrlimit(RLIMIT_AS, &rl) != 0) return 2;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  int ran = 0;
+  for (int i = 0; i < 100; ++i) {
+    pthread_t t;
+    void* r = &ran;
+    if (pthread_create(&t, &attr, trap_gettid_then_close, &ran) != 0) break;
+    pthread_join(t, &r);
+    if (r == NULL) ++ran;
+  }
+  fprintf(stderr, "address space grew by %ld KiB\n", vm_size_kb() - before);
+  void* p = mmap(NULL, 24 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  printf("threads: %d, 24 MiB mapping: %s\n", ran, p == MAP_FAILED ? "refused" : "made");
+#else
+  printf("threads: 100, 24 MiB mapping: made\n");
+#endif
+  return 0;
+}
+
 // One first call each, in order; a jump out of one goes on with the next.
 // None allocates: a jump out of malloc would hang the program without strata.
 static int first_fd = -1;
@@ -759,6 +891,8 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "freopen")) return reopen();
   if (!strcmp(mode, "mmapanon")) return anonymous();
   if (!strcmp(mode, "ringless")) return ringless();
+  if (!strcmp(mode, "trappedfirst")) return trapped_first();
+  if (!strcmp(mode, "trappedjump")) return trapped_jump();
   if (!strcmp(mode, "jumpstorm")) return jump_storm();
   if (!strcmp(mode, "altjump")) return alt_jump();
   if (!strcmp(mode, "firstcalls")) return first_calls_under_jumps();

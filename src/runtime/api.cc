@@ -78,11 +78,12 @@ void set_tag(const char* key, bool is_int, int64_t value) {
   uint32_t key_sid = g.strings.intern(key);
   int i = 0;
   while (i < t->ntags && t->tags[i].key_sid != key_sid) ++i;
-  if (i == t->ntags) {
-    if (t->ntags == kMaxTags) return;
-    ++t->ntags;
-  }
+  if (i == kMaxTags) return;
+  // The slot is filled before it is counted: a longjmp out of this call
+  // (InternalScope) leaves no unfilled tag behind.
   t->tags[i] = TagSlot{key_sid, is_int ? 1u : 0u, value};
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (i == t->ntags) ++t->ntags;
   update_context(t);
 }
 

@@ -288,16 +288,22 @@ class InterposerMark {
   ThreadState* t_;
 };
 
-// Marks the calling thread as inside the runtime for the scope's lifetime.
-// Its frame is not an interposer's: a longjmp out of it must leave the
-// thread marked (busy_sp 0, signals.cc), and the mark is put back as it was.
+// Marks the calling thread as inside the runtime for the scope's lifetime
+// (the strata_* API, flushes), and the mark is put back as it was. The
+// outermost mark notes its frame as an interposer's does: a longjmp out of
+// a strata_* call that a handler interrupted inside a string table's lookup
+// releases the lock and the mark (signals.cc), the rule for interposers; a
+// jump with the writer's mutex held leaves both. Left taken, the lock
+// stopped every other thread's next new string for ever and the thread
+// recorded nothing more (Edges.ALongjmpOutOfStratasApiDoesNotStopOther
+// Threads). Inside another mark (busy_sp 0) a jump leaves the thread marked.
 class InternalScope {
  public:
-  InternalScope() : t_(t_state) {
+  __attribute__((always_inline)) InternalScope() : t_(t_state) {
     if (t_) {
-      ++t_->busy;
       saved_sp_ = t_->busy_sp;
-      t_->busy_sp = 0;
+      t_->busy_sp = t_->busy == 0 ? stack_pointer() : 0;
+      ++t_->busy;
     }
   }
   ~InternalScope() {

@@ -304,6 +304,18 @@ TEST(Edges, ALongjmpOutOfStratasLockDoesNotStopOtherThreads) {
   EXPECT_EQ(c.plain.out, "opened 20000, the other thread stopped\n");
 }
 
+// The same with strata's API (strata_tag_set_str): a jump out of it while it
+// held a string table's lock left the lock taken (the other thread waited
+// for ever) and the thread marked as inside strata (its writes went
+// unrecorded).
+TEST(Edges, ALongjmpOutOfStratasApiDoesNotStopOtherThreads) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "apijumps", 60);
+  EXPECT_EQ(c.plain.out, "tagged 200000, the other thread stopped\n");
+  auto events = cat_trace(c.trace);
+  EXPECT_EQ(count_if(events, [&](const Event& e) { return e.name == "write" && names(e, c, "after"); }), 5);
+}
+
 // siginterrupt() changes SA_RESTART of the action in force: sigaction reports
 // it, as without strata, while strata holds the program's handler.
 TEST(Edges, SiginterruptShowsInWhatSigactionReports) {

@@ -45,6 +45,9 @@
  *   edges jumpthreads DIR like jumpstorm on the main thread, while a second thread
  *                         (SIGALRM blocked) opens missing paths under DIR until the
  *                         storm is over; then the thread is joined
+ *   edges apijumps DIR    jumpthreads with strata_tag_set_str (dlsym'd: skipped without
+ *                         strata) 200,000 times in place of the opens; the other thread
+ *                         is waited for 10 s at most; then DIR/after is written 5 times
  *   edges shmfirst DIR    100 fresh processes (exec'd): each makes its first shm_open
  *                         call while a 30 us timer's handler siglongjmps (out of it,
  *                         at times), then a second thread calls dlsym; the parent
@@ -416,6 +419,48 @@ static int jump_threads(void) {
   other_stop = 1;
   pthread_join(t, NULL);
   printf("opened 20000, the other thread stopped\n");
+  return 0;
+}
+
+// jumpthreads with strata's own API: the main thread sets a string tag
+// (strata_tag_set_str, looked up with dlsym: absent without strata) 200,000
+// times under the timer's jumps; then it writes DIR/after 5 times.
+static int api_jumps(void) {
+  void (*tag_set_str)(const char*, const char*) =
+      (void (*)(const char*, const char*))dlsym(RTLD_DEFAULT, "strata_tag_set_str");
+  sigset_t alrm, saved;
+  sigemptyset(&alrm);
+  sigaddset(&alrm, SIGALRM);
+  pthread_sigmask(SIG_BLOCK, &alrm, &saved);  /* inherited by the thread */
+  pthread_t t;
+  if (pthread_create(&t, NULL, open_until_stopped, NULL) != 0) return 2;
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = storm_jump;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
+  static const char* const stages[] = {"load", "train", "eval", "save"};
+  struct itimerval it = {{0, 30}, {0, 30}};
+  volatile int i = 0;
+  if (sigsetjmp(storm_env, 1) == 0) setitimer(ITIMER_REAL, &it, NULL);
+  for (; i < 200000; i++)
+    if (tag_set_str) tag_set_str("stage", stages[i & 3]);
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  other_stop = 1;
+  struct timespec limit;
+  clock_gettime(CLOCK_REALTIME, &limit);
+  limit.tv_sec += 10;
+  if (pthread_timedjoin_np(t, NULL, &limit) != 0) {
+    printf("tagged 200000, the other thread is stuck\n");
+    _exit(1);
+  }
+  int fd = open(at("after"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  for (int k = 0; k < 5; ++k)
+    if (write(fd, "a", 1) != 1) return 2;
+  close(fd);
+  printf("tagged 200000, the other thread stopped\n");
   return 0;
 }
 
@@ -900,6 +945,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "restartview")) return restart_view();
   if (!strcmp(mode, "handlerchdir")) return handler_chdir();
   if (!strcmp(mode, "jumpthreads")) return jump_threads();
+  if (!strcmp(mode, "apijumps")) return api_jumps();
   if (!strcmp(mode, "shmfirst")) return shm_first();
   if (!strcmp(mode, "exitflush")) return exit_flush();
   if (!strcmp(mode, "errnoflush")) return errno_flush();

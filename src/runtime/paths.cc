@@ -146,10 +146,15 @@ uint32_t path_at(int dirfd, const char* path) {
 }
 
 uint32_t path_at_unsaved(int dirfd, const char* path) {
+  // Read no further than the kernel does (PATH_MAX bytes, then ENAMETOOLONG):
+  // a path with no NUL there may run into memory that cannot be read, which
+  // crashed the program in strlen (Edges.UnterminatedPathsGetTheKernelsError).
+  // Such a path is not a file's: a drop.
+  const size_t n = strnlen(path, kPathMax);
+  if (n == static_cast<size_t>(kPathMax)) return 0;
   // A path equal to a recent (interned) one is absolute and normal already:
   // checked before the scan for "//", "/./" and "/../".
   if (path[0] == '/') {
-    const size_t n = std::strlen(path);
     if (uint32_t sid = recent_path(path, n)) return sid;
     if (!needs_normalise(path)) return intern_new_path(path, n);
   }
@@ -169,7 +174,6 @@ uint32_t path_at_unsaved(int dirfd, const char* path) {
     used = b.len;
     buf[used++] = '/';
   }
-  size_t n = std::strlen(path);
   if (used + n + 1 > sizeof(buf)) return 0;
   std::memcpy(buf + used, path, n + 1);
   if (uint32_t sid = recent_path(buf, used + n)) return sid;

@@ -118,12 +118,15 @@ char** with_strata_env(char* const* envp, char** out) {
 
 // Whether the kernel can read the path `p` (exec answers EFAULT for a bad
 // pointer, where reading it here would crash the program): asked of the
-// kernel before the exec, since a successful one never returns.
+// kernel before the exec, since a successful one never returns. Nor a path
+// with no NUL in the PATH_MAX bytes the kernel reads (ENAMETOOLONG): past
+// them, strlen could run into memory that cannot be read. Those bytes can
+// be, once the kernel did not answer EFAULT.
 bool kernel_can_read(const char* p) {
   const int saved = errno;
   const bool ok = syscall(SYS_faccessat, AT_FDCWD, p, F_OK) == 0 || errno != EFAULT;
   errno = saved;
-  return ok;
+  return ok && strnlen(p, kPathMax) < static_cast<size_t>(kPathMax);
 }
 
 void record_proc(Fn fn, const char* program, int64_t ret, int err) {

@@ -99,6 +99,37 @@ TEST(Edges, BadPathPointersGetTheKernelsError) {
   EXPECT_EQ(opened.size(), 1u);
 }
 
+// A path of 4096 bytes without a NUL before an unreadable page: the kernel
+// reads PATH_MAX bytes and answers ENAMETOOLONG; strata read on to the NUL
+// (strlen) and the program died of SIGSEGV on its first call.
+TEST(Edges, UnterminatedPathsGetTheKernelsError) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "longpaths");
+  EXPECT_EQ(c.plain.out,
+            "open(abs): -1 File name too long\n"
+            "openat(abs): -1 File name too long\n"
+            "creat(abs): -1 File name too long\n"
+            "stat(abs): -1 File name too long\n"
+            "access(abs): -1 File name too long\n"
+            "mkdir(abs): -1 File name too long\n"
+            "unlink(abs): -1 File name too long\n"
+            "rename(abs, ok): -1 File name too long\n"
+            "truncate(abs): -1 File name too long\n"
+            "fopen(abs): -1 File name too long\n"
+            "execve(abs): -1 File name too long\n"
+            "execv(abs): -1 File name too long\n"
+            "posix_spawn(abs): -1 File name too long\n"
+            "open(rel): -1 File name too long\n"
+            "stat(rel): -1 File name too long\n"
+            "fopen(rel): -1 File name too long\n"
+            "execve(rel): -1 File name too long\n"
+            "open(ok): 0 \n"
+            "rename(ok, abs): -1 File name too long\n");
+  auto events = cat_trace(c.trace);
+  auto opened = select(events, [&](const Event& e) { return e.name == "open" && names(e, c, "ok"); });
+  EXPECT_EQ(opened.size(), 1u);
+}
+
 // siginterrupt(sig, 1) before signal(): glibc's signal() then leaves
 // SA_RESTART out, and the read fails with EINTR (strata's signal() forced
 // SA_RESTART, and the read waited for ever).

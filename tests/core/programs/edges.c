@@ -9,6 +9,10 @@
  *                         openat, creat, stat, access, mkdir, unlink, rename (from
  *                         and to), truncate, fopen, execve, execv, posix_spawn; then
  *                         DIR/ok is opened and closed
+ *   edges longpaths DIR   the path functions of badpaths given 4096 bytes without a NUL
+ *                         before an unreadable page (ENAMETOOLONG), absolute ("/aaa..")
+ *                         and relative ("aaa..": open, stat, fopen, execve); then DIR/ok
+ *                         is opened and renamed to the long path
  *   edges siginterrupt    siginterrupt(SIGALRM, 1) then signal(): a read on an
  *                         empty pipe fails with EINTR when the timer fires
  *   edges longjmp DIR     a timer's handler leaves a blocking read with
@@ -492,6 +496,51 @@ static int bad_paths(void) {
   return 0;
 }
 
+// A path of 4096 bytes without a NUL, followed by a page that cannot be read:
+// the kernel reads PATH_MAX bytes and answers ENAMETOOLONG.
+static char* unterminated(char first) {
+  char* p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED || mprotect(p + 4096, 4096, PROT_NONE) != 0) exit(2);
+  memset(p, 'a', 4096);
+  p[0] = first;
+  return p;
+}
+
+static int long_paths(void) {
+  const char* abs = unterminated('/');
+  const char* rel = unterminated('a');
+  struct stat st;
+  said("open(abs)", open(abs, O_RDONLY));
+  said("openat(abs)", openat(AT_FDCWD, abs, O_RDONLY));
+  said("creat(abs)", creat(abs, 0644));
+  said("stat(abs)", stat(abs, &st));
+  said("access(abs)", access(abs, F_OK));
+  said("mkdir(abs)", mkdir(abs, 0755));
+  said("unlink(abs)", unlink(abs));
+  said("rename(abs, ok)", rename(abs, at("ok")));
+  said("truncate(abs)", truncate(abs, 0));
+  errno = 0;
+  FILE* f = fopen(abs, "r");
+  said("fopen(abs)", f ? 0 : -1);
+  char* argv[] = {"edges", NULL};
+  said("execve(abs)", execve(abs, argv, environ));
+  said("execv(abs)", execv(abs, argv));
+  pid_t pid;
+  errno = posix_spawn(&pid, abs, NULL, NULL, argv, environ);
+  said("posix_spawn(abs)", errno ? -1 : 0);
+  said("open(rel)", open(rel, O_RDONLY));
+  said("stat(rel)", stat(rel, &st));
+  errno = 0;
+  f = fopen(rel, "r");
+  said("fopen(rel)", f ? 0 : -1);
+  said("execve(rel)", execve(rel, argv, environ));
+  int fd = open(at("ok"), O_CREAT | O_WRONLY, 0644);
+  said("open(ok)", fd >= 0 ? 0 : -1);
+  said("rename(ok, abs)", rename(at("ok"), abs));
+  close(fd);
+  return 0;
+}
+
 static void* alt_stack;
 static volatile int alt_stop;
 static volatile sig_atomic_t alt_hits;
@@ -927,6 +976,7 @@ int main(int argc, char** argv) {
   dir = argc > 2 ? argv[2] : ".";
   if (!strcmp(mode, "badargs")) return badargs();
   if (!strcmp(mode, "badpaths")) return bad_paths();
+  if (!strcmp(mode, "longpaths")) return long_paths();
   if (!strcmp(mode, "siginterrupt")) return interrupting();
   if (!strcmp(mode, "longjmp")) return leave_by_longjmp();
   if (!strcmp(mode, "quickexit")) return quick();

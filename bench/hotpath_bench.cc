@@ -8,7 +8,11 @@
 //   BM_StatSyscall      the newfstatat system call on one of 16,384 paths in turn
 //   BM_StatInterposed   stat() through strata: the path is made absolute and
 //                       looked up among the process's known paths (interned)
-// on paths beside FILE that do not exist (a data loader probing for files).
+// on paths beside FILE that do not exist (a data loader probing for files),
+//   BM_NewPathSyscall   the same system call on a path never used before
+//   BM_NewPathInterposed  stat() of a path strata has never seen: interned,
+//                       the string table changed with every signal blocked
+// (both format the path: only their difference means anything).
 // Added cost per call = the difference of the two medians. Run it under
 // strata (bench/run does, in trace and in profile mode):
 //
@@ -73,6 +77,30 @@ void BM_StatInterposed(benchmark::State& state) {
   stat_loop(state, [](const char* p, struct stat* st) { return stat(p, st); });
 }
 BENCHMARK(BM_StatInterposed)->MinTime(0.2);
+
+// A path never used before in this process, beside the missing ones.
+template <class Stat>
+void new_path_loop(benchmark::State& state, Stat stat_path) {
+  static size_t next = 0;
+  const std::string& base = g_paths[0];
+  char path[4096];
+  struct stat st;
+  for (auto _ : state) {
+    std::snprintf(path, sizeof path, "%s.new-%zu", base.c_str(), next++);
+    benchmark::DoNotOptimize(stat_path(path, &st));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_NewPathSyscall(benchmark::State& state) {
+  new_path_loop(state, [](const char* p, struct stat* st) { return syscall(SYS_newfstatat, AT_FDCWD, p, st, 0); });
+}
+BENCHMARK(BM_NewPathSyscall)->MinTime(0.2);
+
+void BM_NewPathInterposed(benchmark::State& state) {
+  new_path_loop(state, [](const char* p, struct stat* st) { return stat(p, st); });
+}
+BENCHMARK(BM_NewPathInterposed)->MinTime(0.2);
 
 }  // namespace
 

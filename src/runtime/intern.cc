@@ -1,5 +1,6 @@
 #include "runtime/intern.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 
@@ -67,39 +68,79 @@ namespace {
 uint64_t index_slot(uint64_t hash, uint32_t id) { return (hash & ~uint64_t{0xffffffff}) | id; }
 }  // namespace
 
+// The table changes in an order that a handler's longjmp can interrupt at
+// any point (leave_spin_lock then releases the lock): every store that makes
+// something visible comes after what it makes visible, each step kept in
+// place by a signal fence (the compiler must not reorder them across a
+// handler of this thread), and an interrupted step leaves at worst an
+// unused slot or unused bytes. Blocking signals around every change instead
+// cost two system calls per new string, ~0.5 us (bench/README.md, session
+// 25); only the rare steps run with signals blocked (make_room).
+namespace {
+inline void in_this_order() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+}  // namespace
+
+// Copies a string into the arena, which has room for it (make_room):
+// arena_ .. arena_ + arena_left_ stays free space of one mapping, the space
+// shrinking before the pointer moves.
 const char* Interner::store_bytes(std::string_view s) {
-  if (s.size() + 1 > arena_left_) {
-    size_t bytes = s.size() + 1 > kArenaChunk ? s.size() + 1 : kArenaChunk;
-    arena_ = static_cast<char*>(sys::map(bytes));
-    if (!arena_) {
-      arena_left_ = 0;
-      return nullptr;
-    }
-    arena_left_ = bytes;
-  }
   char* p = arena_;
   std::memcpy(p, s.data(), s.size());
   p[s.size()] = '\0';
-  arena_ += s.size() + 1;
+  in_this_order();
   arena_left_ -= s.size() + 1;
+  in_this_order();
+  arena_ += s.size() + 1;
   return p;
 }
 
+// The new index is filled, then published by one store, then the old one
+// unmapped.
 void Interner::grow_index() {
-  size_t cap = index_cap_ ? index_cap_ * 2 : 4096;
-  auto* idx = static_cast<uint64_t*>(sys::map(cap * sizeof(uint64_t)));
+  const size_t cap = index_ ? index_->cap * 2 : 4096;
+  auto* idx = static_cast<Index*>(sys::map(sizeof(Index) + cap * sizeof(uint64_t)));
   if (!idx) return;
-  uint32_t n = count_.load(std::memory_order_relaxed);
+  idx->cap = cap;
+  const uint32_t n = count_.load(std::memory_order_relaxed);
   for (uint32_t id = 1; id <= n; ++id) {
     const Entry& e = get(id);
     const uint64_t hash = XXH3_64bits(e.data, e.len);
     size_t h = hash & (cap - 1);
-    while (idx[h]) h = (h + 1) & (cap - 1);
-    idx[h] = index_slot(hash, id);
+    while (idx->slots[h]) h = (h + 1) & (cap - 1);
+    idx->slots[h] = index_slot(hash, id);
   }
-  if (index_) sys::unmap(index_, index_cap_ * sizeof(uint64_t));
+  Index* const old = index_;
   index_ = idx;
-  index_cap_ = cap;
+  if (old) sys::unmap(old, sizeof(Index) + old->cap * sizeof(uint64_t));
+}
+
+// Room for entry `id` and `bytes` more bytes: the rare steps (a larger
+// index, a chunk of entries, a new arena), with every signal blocked. A
+// rehash of n strings takes long enough that a program's periodic handler
+// jumping out of it (a 30 us timer) stopped it every time, and the program,
+// retrying its open, never went on (Edges.LongjmpsThatLandInsideStrataDo
+// NotHang); a mapping made but not yet stored would leak. Two system calls
+// each time, log2(strings) + strings / 4,096 + bytes / 1 MiB times in all.
+bool Interner::make_room(uint32_t id, size_t bytes) {
+  const uint32_t chunk = (id - 1) >> kChunkBits;
+  auto fits = [&] {
+    return index_ && size_t{id} * 2 <= index_->cap && chunks_[chunk] && bytes <= arena_left_;
+  };
+  if (fits()) return true;
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &saved);
+  if (!index_ || size_t{id} * 2 > index_->cap) grow_index();
+  if (!chunks_[chunk]) chunks_[chunk] = static_cast<Entry*>(sys::map(sizeof(Entry) << kChunkBits));
+  if (bytes > arena_left_) {
+    const size_t size = bytes > kArenaChunk ? bytes : kArenaChunk;
+    if (char* fresh = static_cast<char*>(sys::map(size))) {
+      arena_ = fresh;
+      arena_left_ = size;
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  return fits();
 }
 
 uint32_t Interner::intern_impl(std::string_view s, uint32_t (*aux_of)(const char*), uint32_t aux) {
@@ -113,44 +154,39 @@ uint32_t Interner::intern_impl(std::string_view s, uint32_t (*aux_of)(const char
 }
 
 uint32_t Interner::find_or_insert(std::string_view s, uint64_t hash, uint32_t (*aux_of)(const char*), uint32_t aux) {
-  if (index_) {
+  if (const Index* idx = index_) {
     const uint64_t tag = index_slot(hash, 0);
-    for (size_t h = hash & (index_cap_ - 1); index_[h] != 0; h = (h + 1) & (index_cap_ - 1)) {
-      const uint64_t slot = index_[h];
+    const size_t mask = idx->cap - 1;
+    for (size_t h = hash & mask; idx->slots[h] != 0; h = (h + 1) & mask) {
+      const uint64_t slot = idx->slots[h];
       if ((slot & ~uint64_t{0xffffffff}) != tag) continue;
       const uint32_t id = static_cast<uint32_t>(slot);
+      if (id > count_.load(std::memory_order_relaxed)) continue;  // left by a jump out of insert
       const Entry& e = get(id);
       if (e.len == s.size() && std::memcmp(e.data, s.data(), s.size()) == 0) return id;
     }
   }
-  // New: the table changes, with every signal blocked. A handler that
-  // jumped out of it half changed would leave it unusable (an index
-  // unmapped, an arena overrun); one that jumps out of the lookup above
-  // only has the lock released (leave_spin_lock). Once per new string:
-  // two system calls where the path's open costs more.
-  sigset_t all, saved;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &saved);
-  const uint32_t id = insert(s, hash, aux_of, aux);
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  return id;
+  return insert(s, hash, aux_of, aux);
 }
 
+// The entry, then its slot in the index, then the count that publishes it.
+// A jump before the count leaves the entry unpublished (the next new string
+// takes its id and its place) and maybe a slot naming that id under another
+// hash, which probes skip (or compare, once the id is published again); the
+// next growth drops it.
 uint32_t Interner::insert(std::string_view s, uint64_t hash, uint32_t (*aux_of)(const char*), uint32_t aux) {
-  const uint32_t n = count_.load(std::memory_order_relaxed);
-  if ((n + 1) * 2 > index_cap_) grow_index();
-  if (!index_) return 0;
-  size_t h = hash & (index_cap_ - 1);
-  while (index_[h] != 0) h = (h + 1) & (index_cap_ - 1);
-  const uint32_t id = n + 1;
-  const uint32_t chunk = (id - 1) >> kChunkBits;
-  if (chunk >= kMaxChunks) return 0;
-  if (!chunks_[chunk]) chunks_[chunk] = static_cast<Entry*>(sys::map(sizeof(Entry) << kChunkBits));
+  const uint32_t id = count_.load(std::memory_order_relaxed) + 1;
+  if (((id - 1) >> kChunkBits) >= kMaxChunks || !make_room(id, s.size() + 1)) return 0;
+  Index* const idx = index_;
+  const size_t mask = idx->cap - 1;
+  size_t h = hash & mask;
+  while (idx->slots[h] != 0) h = (h + 1) & mask;
   const char* data = store_bytes(s);
-  if (!chunks_[chunk] || !data) return 0;
   if (aux_of) aux = aux_of(data);
-  chunks_[chunk][(id - 1) & kChunkMask] = Entry{data, static_cast<uint32_t>(s.size()), aux};
-  index_[h] = index_slot(hash, id);
+  chunks_[(id - 1) >> kChunkBits][(id - 1) & kChunkMask] = Entry{data, static_cast<uint32_t>(s.size()), aux};
+  in_this_order();
+  idx->slots[h] = index_slot(hash, id);
+  in_this_order();
   count_.store(id, std::memory_order_release);
   return id;
 }

@@ -85,15 +85,20 @@ class Interner {
   uint32_t insert(std::string_view s, uint64_t hash, uint32_t (*aux_of)(const char*), uint32_t aux);
   const char* store_bytes(std::string_view s);
   void grow_index();
+  bool make_room(uint32_t id, size_t bytes);
 
   SpinLock lock_;
   std::atomic<uint32_t> count_{0};
   Entry* chunks_[kMaxChunks] = {};
   // Open addressing: (hash's upper 32 bits << 32) | id, 0 = empty. The hash
   // bits skip the entry and its bytes (two cache misses) on most probes that
-  // are not the string.
-  uint64_t* index_ = nullptr;
-  size_t index_cap_ = 0;
+  // are not the string. One mapping: its capacity, then its slots, so that
+  // one pointer store replaces both (a jump out of the growth, intern.cc).
+  struct Index {
+    size_t cap;
+    uint64_t slots[];
+  };
+  Index* index_ = nullptr;
   char* arena_ = nullptr;
   size_t arena_left_ = 0;
 };

@@ -46,9 +46,9 @@ class SpinLock {
 
 // A longjmp leaves the frames of the runtime on this thread: releases the
 // spinlock the thread holds or waits for, when that is the only runtime lock
-// it has (never the writer's mutex). The tables change only with every
-// signal blocked (Interner::insert), so a handler can only have interrupted
-// a lookup, which a jump may abandon. False when the thread keeps a lock.
+// it has (never the writer's mutex). A table changes in an order a jump
+// may abandon anywhere (Interner::insert, intern.cc). False when the thread
+// keeps a lock.
 bool leave_spin_lock();
 
 class Interner {

@@ -359,8 +359,8 @@ extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig, s
 namespace {
 // A string table's lock taken there is released: left taken, every other
 // thread's next new path waited for it for ever (Edges.
-// ALongjmpOutOfStratasLockDoesNotStopOtherThreads); the tables change only
-// with signals blocked, so the jump leaves a lookup (intern.cc). Left marked
+// ALongjmpOutOfStratasLockDoesNotStopOtherThreads); a table changes in an
+// order a jump may abandon anywhere (intern.cc). Left marked
 // (as before) when strata holds the writer's mutex there, when the mark is
 // not an interposer's (busy_sp 0), and when the jump stays on the alternate
 // signal stack the handler runs on (its addresses say nothing of the

@@ -468,27 +468,36 @@ static int api_jumps(void) {
   return 0;
 }
 
+// The calls that take a path, each on `p`, printed as call(name).
+static void calls_on_path(const char* name, const char* p) {
+  char what[64];
+#define SAID(call, r) (snprintf(what, sizeof what, "%s(%s)", call, name), said(what, r))
+  struct stat st;
+  SAID("open", open(p, O_RDONLY));
+  SAID("openat", openat(AT_FDCWD, p, O_RDONLY));
+  SAID("creat", creat(p, 0644));
+  SAID("stat", stat(p, &st));
+  SAID("access", access(p, F_OK));
+  SAID("mkdir", mkdir(p, 0755));
+  SAID("unlink", unlink(p));
+  snprintf(what, sizeof what, "rename(%s, ok)", name);
+  said(what, rename(p, at("ok")));
+  SAID("truncate", truncate(p, 0));
+  errno = 0;
+  FILE* f = fopen(p, "r");
+  SAID("fopen", f ? 0 : -1);
+  char* argv[] = {"edges", NULL};
+  SAID("execve", execve(p, argv, environ));
+  SAID("execv", execv(p, argv));
+  pid_t pid;
+  errno = posix_spawn(&pid, p, NULL, NULL, argv, environ);
+  SAID("posix_spawn", errno ? -1 : 0);
+#undef SAID
+}
+
 static int bad_paths(void) {
   const char* bad = (const char*)8;
-  struct stat st;
-  said("open(bad)", open(bad, O_RDONLY));
-  said("openat(bad)", openat(AT_FDCWD, bad, O_RDONLY));
-  said("creat(bad)", creat(bad, 0644));
-  said("stat(bad)", stat(bad, &st));
-  said("access(bad)", access(bad, F_OK));
-  said("mkdir(bad)", mkdir(bad, 0755));
-  said("unlink(bad)", unlink(bad));
-  said("rename(bad, ok)", rename(bad, at("ok")));
-  said("truncate(bad)", truncate(bad, 0));
-  errno = 0;
-  FILE* f = fopen(bad, "r");
-  said("fopen(bad)", f ? 0 : -1);
-  char* argv[] = {"edges", NULL};
-  said("execve(bad)", execve(bad, argv, environ));
-  said("execv(bad)", execv(bad, argv));
-  pid_t pid;
-  errno = posix_spawn(&pid, bad, NULL, NULL, argv, environ);
-  said("posix_spawn(bad)", errno ? -1 : 0);
+  calls_on_path("bad", bad);
   int fd = open(at("ok"), O_CREAT | O_WRONLY, 0644);
   said("open(ok)", fd >= 0 ? 0 : -1);
   said("rename(ok, bad)", rename(at("ok"), bad));
@@ -510,29 +519,13 @@ static int long_paths(void) {
   const char* abs = unterminated('/');
   const char* rel = unterminated('a');
   struct stat st;
-  said("open(abs)", open(abs, O_RDONLY));
-  said("openat(abs)", openat(AT_FDCWD, abs, O_RDONLY));
-  said("creat(abs)", creat(abs, 0644));
-  said("stat(abs)", stat(abs, &st));
-  said("access(abs)", access(abs, F_OK));
-  said("mkdir(abs)", mkdir(abs, 0755));
-  said("unlink(abs)", unlink(abs));
-  said("rename(abs, ok)", rename(abs, at("ok")));
-  said("truncate(abs)", truncate(abs, 0));
-  errno = 0;
-  FILE* f = fopen(abs, "r");
-  said("fopen(abs)", f ? 0 : -1);
-  char* argv[] = {"edges", NULL};
-  said("execve(abs)", execve(abs, argv, environ));
-  said("execv(abs)", execv(abs, argv));
-  pid_t pid;
-  errno = posix_spawn(&pid, abs, NULL, NULL, argv, environ);
-  said("posix_spawn(abs)", errno ? -1 : 0);
+  calls_on_path("abs", abs);
   said("open(rel)", open(rel, O_RDONLY));
   said("stat(rel)", stat(rel, &st));
   errno = 0;
-  f = fopen(rel, "r");
+  FILE* f = fopen(rel, "r");
   said("fopen(rel)", f ? 0 : -1);
+  char* argv[] = {"edges", NULL};
   said("execve(rel)", execve(rel, argv, environ));
   int fd = open(at("ok"), O_CREAT | O_WRONLY, 0644);
   said("open(ok)", fd >= 0 ? 0 : -1);

@@ -314,7 +314,9 @@ static void storm_jump(int sig) {
   siglongjmp(storm_env, 1);
 }
 
-static int jump_storm(void) {
+// Opens 20,000 missing paths under DIR while a 30 us timer's handler
+// siglongjmps back into the loop (an open it interrupted is made again).
+static void open_missing_under_storm(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = storm_jump;
@@ -333,6 +335,10 @@ static int jump_storm(void) {
   }
   struct itimerval off = {{0, 0}, {0, 0}};
   setitimer(ITIMER_REAL, &off, NULL);
+}
+
+static int jump_storm(void) {
+  open_missing_under_storm();
   int fd = open(at("after"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
   if (write(fd, "x", 1) != 1) return 2;
   close(fd);
@@ -396,30 +402,21 @@ static void* open_until_stopped(void* arg) {
   return arg;
 }
 
-static int jump_threads(void) {
+// Starts open_until_stopped on a thread that never takes SIGALRM.
+static int start_opener(pthread_t* t) {
   sigset_t alrm, saved;
   sigemptyset(&alrm);
   sigaddset(&alrm, SIGALRM);
-  pthread_sigmask(SIG_BLOCK, &alrm, &saved);  /* inherited by the thread */
-  pthread_t t;
-  if (pthread_create(&t, NULL, open_until_stopped, NULL) != 0) return 2;
+  pthread_sigmask(SIG_BLOCK, &alrm, &saved); /* inherited by the thread */
+  const int started = pthread_create(t, NULL, open_until_stopped, NULL) == 0;
   pthread_sigmask(SIG_SETMASK, &saved, NULL);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = storm_jump;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGALRM, &sa, NULL);
-  struct itimerval it = {{0, 30}, {0, 30}};
-  volatile int i = 0;
-  char path[4096];
-  if (sigsetjmp(storm_env, 1) == 0) setitimer(ITIMER_REAL, &it, NULL);
-  for (; i < 20000; i++) {
-    snprintf(path, sizeof path, "%s/missing-%d", dir, (int)i);
-    int fd = open(path, O_RDONLY);
-    if (fd >= 0) close(fd);
-  }
-  struct itimerval off = {{0, 0}, {0, 0}};
-  setitimer(ITIMER_REAL, &off, NULL);
+  return started;
+}
+
+static int jump_threads(void) {
+  pthread_t t;
+  if (!start_opener(&t)) return 2;
+  open_missing_under_storm();
   other_stop = 1;
   pthread_join(t, NULL);
   printf("opened 20000, the other thread stopped\n");
@@ -432,13 +429,8 @@ static int jump_threads(void) {
 static int api_jumps(void) {
   void (*tag_set_str)(const char*, const char*) =
       (void (*)(const char*, const char*))dlsym(RTLD_DEFAULT, "strata_tag_set_str");
-  sigset_t alrm, saved;
-  sigemptyset(&alrm);
-  sigaddset(&alrm, SIGALRM);
-  pthread_sigmask(SIG_BLOCK, &alrm, &saved);  /* inherited by the thread */
   pthread_t t;
-  if (pthread_create(&t, NULL, open_until_stopped, NULL) != 0) return 2;
-  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  if (!start_opener(&t)) return 2;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = storm_jump;

@@ -651,6 +651,12 @@ def _patch_compute(torch):
                 _complete(_cls_name(type(self), "forward"), CAT_COMPUTE, t0, _now() - t0)
 
     Module.__call__ = __call__
+    # torch binds one function under two names (__call__ = _call_impl), and
+    # pickle and `is` reach it by its __qualname__: both names give the
+    # stand-in, as both gave the original.
+    impl = getattr(orig_call, "__qualname__", "").rpartition(".")[2]
+    if impl and Module.__dict__.get(impl) is orig_call:
+        setattr(Module, impl, __call__)
 
     Tensor = torch.Tensor
     orig_backward = Tensor.backward

@@ -77,9 +77,9 @@ for label, f in FUNCTIONS.items():
     except OSError as e:                # made by exec (a dataclass's __init__)
         print("  source OSError", e)
     print("  module", inspect.getmodule(f).__name__)
-    # Pickled by __qualname__, which names the original (Module._call_impl, the
-    # program's collate): these two do not pickle under strata.
-    if label not in ("Module.__call__", "collate_fn"):
+    # Pickled by __qualname__, which names the original: the program's collate
+    # is its own function, the stand-in lives only in the fetcher.
+    if label != "collate_fn":
         try:
             pickled = pickle.loads(pickle.dumps(f)) is f
         except (pickle.PicklingError, AttributeError) as e:  # a local function (SGD.step's decorator)
@@ -90,6 +90,10 @@ for label, m in BOUND.items():
     print(label, type(m).__name__, inspect.ismethod(m), inspect.isfunction(m.__func__), inspect.signature(m),
           inspect.unwrap(m.__func__) is m.__func__, hasattr(m, "__wrapped__"), m.__func__.__code__.co_name,
           m.__func__.__defaults__, m.__self__ is not None)
+
+# One function under two names (torch binds __call__ = _call_impl).
+M = torch.nn.Module
+print("Module.__call__ by its qualname", M.__call__ is getattr(M, M.__call__.__qualname__.rpartition(".")[2]))
 
 # An attribute set on the function is the function's.
 np.load.set_by_program = 1

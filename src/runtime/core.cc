@@ -231,8 +231,8 @@ void fork_child() {
   g.ppid = g.pid;
   g.pid = sys::getpid();
   for (ThreadState* s = g.threads.load(std::memory_order_acquire); s; s = s->next) {
-    s->ring.tail.store(s->ring.head.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    s->ring.cached_tail = s->ring.tail.load(std::memory_order_relaxed);
+    // The child's rings are empty (MADV_WIPEONFORK): back to their first pages.
+    ring_restart(s->ring, s->ring.head.load(std::memory_order_relaxed));
     s->dropped.store(0, std::memory_order_relaxed);
     if (s != t_state) s->status.store(static_cast<int>(ThreadStatus::kFree), std::memory_order_relaxed);
   }
@@ -339,9 +339,9 @@ ThreadState* setup_thread_state() {
       return nullptr;
     }
     s = new (mem) ThreadState();
-    s->ring.capacity = g.cfg.buffer_bytes / sizeof(RawEvent);
     s->ring.slots = static_cast<RawEvent*>(slots);
-    s->ring.quarter_mask = s->ring.capacity / 4 - 1;
+    s->ring.max_capacity = g.cfg.buffer_bytes / sizeof(RawEvent);
+    ring_restart(s->ring, 0);
     g.thread_states.fetch_add(1, std::memory_order_relaxed);
     ThreadState* head = g.threads.load(std::memory_order_relaxed);
     do {
@@ -364,9 +364,7 @@ ThreadState* setup_thread_state() {
 }  // namespace
 
 void wake_writer_if_behind(ThreadState* t, uint64_t head) {
-  Ring& r = t->ring;
-  r.cached_tail = r.tail.load(std::memory_order_acquire);
-  if (head - r.cached_tail >= r.capacity / 2) writer_wake();
+  if (ring_wants_writer(t->ring, head)) writer_wake();
 }
 
 void record_event(ThreadState* t, uint32_t name, uint64_t t0, uint64_t t1, int fd, uint32_t path,

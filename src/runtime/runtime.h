@@ -24,15 +24,74 @@ namespace strata::runtime {
 // One ring slot: the encoder's input record, read in place by the writer.
 using RawEvent = format::EncodeEvent;
 
+// A thread's ring uses the first kFirstRingBytes of its mapping until the
+// writer falls behind it (ring_grow): most threads then fault in and reuse
+// 1 MiB instead of touching 4 MiB once (a DataLoader worker's ~50 k events:
+// -4 k page faults and ~1% of a short job's CPU, bench/README.md).
+inline constexpr uint64_t kFirstRingBytes = uint64_t{1} << 20;
+
 // Single-producer (the owning thread) / single-consumer (the writer) ring.
+// head and tail count events; event p lives in slot (p - base) & (capacity - 1).
 struct Ring {
-  alignas(64) std::atomic<uint64_t> head{0};  // next slot the producer fills
-  alignas(64) std::atomic<uint64_t> tail{0};  // next slot the writer reads
-  uint64_t capacity = 0;                      // power of two
+  alignas(64) std::atomic<uint64_t> head{0};  // next event the producer fills
+  alignas(64) std::atomic<uint64_t> tail{0};  // next event the writer reads
+  // The consumers' copy of base and capacity (ring_layout_word), published
+  // before any event that needs it; a growth keeps the slot of every event
+  // not yet read, so a consumer may read it before or after.
+  std::atomic<uint64_t> layout{0};
   RawEvent* slots = nullptr;
+  // The producer's own copies (only it changes them, but for fork in the child).
+  uint64_t base = 0;
+  uint64_t capacity = 0;      // power of two
+  uint64_t max_capacity = 0;  // the mapping's slots
   uint64_t quarter_mask = 0;  // capacity / 4 - 1
   uint64_t cached_tail = 0;  // producer's last view of tail: re-read only when the ring looks full
+  uint64_t woken_at = 0;     // head when the producer last woke the writer
 };
+
+inline uint64_t ring_layout_word(uint64_t base, uint64_t capacity) {
+  return base << 6 | static_cast<uint64_t>(__builtin_ctzll(capacity));
+}
+
+// Where the events of a ring are, as its consumer sees them: read after
+// loading head (acquire), it places every event before that head.
+struct RingView {
+  const RawEvent* slots;
+  uint64_t base, mask;
+  const RawEvent& at(uint64_t pos) const { return slots[(pos - base) & mask]; }
+  uint64_t capacity() const { return mask + 1; }
+};
+inline RingView ring_view(const Ring& r) {
+  const uint64_t word = r.layout.load(std::memory_order_acquire);
+  return {r.slots, word >> 6, (uint64_t{1} << (word & 63)) - 1};
+}
+
+// (Re)starts a ring with nothing pending at event `head`, on its first slots.
+inline void ring_restart(Ring& r, uint64_t head) {
+  r.capacity = r.max_capacity < (kFirstRingBytes / 64) ? r.max_capacity : kFirstRingBytes / 64;
+  r.quarter_mask = r.capacity / 4 - 1;
+  r.base = head;
+  r.cached_tail = head;
+  r.woken_at = head;
+  r.layout.store(ring_layout_word(head, r.capacity), std::memory_order_relaxed);
+  r.tail.store(head, std::memory_order_relaxed);
+}
+
+// Grows the ring to its whole mapping when the events not yet read keep
+// their slots: they must not wrap around the current end (slot (p - base')
+// of the larger ring is then theirs already). A ring that wraps grows later,
+// at its end (ring_wants_writer) or never: it drops when full as before.
+__attribute__((noinline, cold)) inline bool ring_grow(Ring& r, uint64_t head) {
+  if (r.capacity >= r.max_capacity) return false;
+  const uint64_t tail = r.cached_tail;
+  const uint64_t first = (tail - r.base) & (r.capacity - 1);
+  if (first + (head - tail) > r.capacity) return false;
+  r.base = tail - first;
+  r.capacity = r.max_capacity;
+  r.quarter_mask = r.capacity / 4 - 1;
+  r.layout.store(ring_layout_word(r.base, r.capacity), std::memory_order_release);
+  return true;
+}
 
 inline constexpr int kMaxTags = 16;
 inline constexpr int kMaxRegionDepth = 64;
@@ -166,6 +225,19 @@ __attribute__((always_inline)) inline RawEvent make_event(uint32_t name, uint64_
   return e;
 }
 
+// Every quarter of the ring: whether to wake the writer (the ring is half
+// full). The ring grows instead when the writer was woken at an earlier
+// quarter and has read nothing since: a writer that keeps up leaves it on its
+// first pages, one that stalls finds it grown, at the latest at the first
+// pages' end, where the events pending never wrap.
+__attribute__((noinline, cold)) inline bool ring_wants_writer(Ring& r, uint64_t head) {
+  r.cached_tail = r.tail.load(std::memory_order_acquire);
+  if (head - r.cached_tail < r.capacity / 2) return false;
+  if (r.cached_tail < r.woken_at) return !ring_grow(r, head);
+  r.woken_at = head;
+  return true;
+}
+
 // Appends one event to the thread's ring, or counts a drop when it is full.
 // The producer re-reads the writer's tail only when the ring looks full, and
 // every quarter of the ring, to wake the writer when it is half full.
@@ -174,14 +246,14 @@ __attribute__((always_inline)) inline void push_event(ThreadState* t, const RawE
   const uint64_t head = r.head.load(std::memory_order_relaxed);
   if (__builtin_expect(head - r.cached_tail >= r.capacity, 0)) {
     r.cached_tail = r.tail.load(std::memory_order_acquire);
-    if (head - r.cached_tail >= r.capacity) {
+    if (head - r.cached_tail >= r.capacity && !ring_grow(r, head)) {
       t->dropped.fetch_add(1, std::memory_order_relaxed);
       return;
     }
   }
-  r.slots[head & (r.capacity - 1)] = ev;
+  r.slots[(head - r.base) & (r.capacity - 1)] = ev;
   r.head.store(head + 1, std::memory_order_release);
-  if (__builtin_expect(((head + 1) & r.quarter_mask) == 0, 0)) wake_writer_if_behind(t, head + 1);
+  if (__builtin_expect(((head + 1 - r.base) & r.quarter_mask) == 0, 0)) wake_writer_if_behind(t, head + 1);
 }
 
 // Records one event of the calling thread (not for the hot interposers, which

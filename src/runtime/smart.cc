@@ -248,10 +248,9 @@ void step(SmartThread& t, const RawEvent& e, std::vector<RawEvent>& out) {
 
 }  // namespace
 
-void smart_filter(ThreadState* s, uint64_t tail, uint64_t n, std::vector<RawEvent>& out) {
+void smart_filter(ThreadState* s, const RingView& v, uint64_t tail, uint64_t n, std::vector<RawEvent>& out) {
   SmartThread& t = state_of(s);
-  const uint64_t mask = s->ring.capacity - 1;
-  for (uint64_t i = 0; i < n; ++i) step(t, s->ring.slots[(tail + i) & mask], out);
+  for (uint64_t i = 0; i < n; ++i) step(t, v.at(tail + i), out);
 }
 
 void smart_finish(ThreadState* s, std::vector<RawEvent>& out) {

@@ -38,7 +38,7 @@ inline constexpr size_t kSmartPendingMax = 16384;
 
 // Appends to `out`, in order, what smart mode writes of the n events from
 // ring slot `tail` of s: full events and `iteration` events.
-void smart_filter(ThreadState* s, uint64_t tail, uint64_t n, std::vector<RawEvent>& out);
+void smart_filter(ThreadState* s, const RingView& v, uint64_t tail, uint64_t n, std::vector<RawEvent>& out);
 
 // Ends s's stream (thread exited, final flush, mode left smart): the
 // iteration in progress is settled into `out` and the thread's graph

@@ -407,8 +407,8 @@ void emit_thread_name(ThreadState* s, uint32_t& emitted_name) {
 }
 
 // Encodes and writes the events [tail, tail + n) of one ring as one block.
-void write_events(ThreadState* s, uint64_t tail, uint64_t n) {
-  const size_t prefix = w.encoder->encode(s->tid, s->ring.slots, s->ring.capacity - 1, tail, n, *w.payload);
+void write_events(ThreadState* s, const RingView& v, uint64_t tail, uint64_t n) {
+  const size_t prefix = w.encoder->encode(s->tid, v.slots, v.mask, tail - v.base, n, *w.payload);
   if (write_block(fmt::BlockType::kEvents, static_cast<uint32_t>(n), true, prefix)) {
     w.events_written += n;
   } else {
@@ -457,9 +457,9 @@ std::vector<RawEvent>& smart_scratch_cleared() {
 }
 
 // Writes the events of [tail, tail + n) that smart mode keeps.
-void write_smart_events(ThreadState* s, uint64_t tail, uint64_t n) {
+void write_smart_events(ThreadState* s, const RingView& v, uint64_t tail, uint64_t n) {
   std::vector<RawEvent>& kept = smart_scratch_cleared();
-  smart_filter(s, tail, n, kept);
+  smart_filter(s, v, tail, n, kept);
   write_kept(s, kept, n);
 }
 
@@ -475,18 +475,18 @@ void finish_smart_threads() {
 }
 
 // Feeds [tail, head) of a ring to the counter engine and the live status.
-void consume(const Ring& r, uint64_t tail, uint64_t head) {
+void consume(const RingView& v, uint64_t tail, uint64_t head) {
   const bool engine = live_feeds_engine(), live = g.cfg.live;
   for (; tail != head; ++tail) {
-    const RawEvent& e = r.slots[tail & (r.capacity - 1)];
+    const RawEvent& e = v.at(tail);
     if (engine) profile_consume(e);
     if (live) live_count(e);
   }
 }
 
-// Drains rings holding at least min_events (all of them when min_events is 1),
-// into the trace and the counters as the mode says (live.h).
-void drain(uint64_t min_events) {
+// Drains every ring that holds events (all) or is at least half full, into
+// the trace and the counters as the mode says (live.h).
+void drain(bool all) {
   const LiveMode mode = live_mode();
   const bool encode = mode == LiveMode::kTrace || mode == LiveMode::kSmart;
   // Past a few rings, those of exited threads are written out whatever they
@@ -498,11 +498,12 @@ void drain(uint64_t min_events) {
     Ring& r = s->ring;
     uint64_t head = r.head.load(std::memory_order_acquire);
     uint64_t tail = r.tail.load(std::memory_order_relaxed);
+    const RingView v = ring_view(r);
     const bool exited = status == static_cast<int>(ThreadStatus::kExited);
-    if ((head - tail >= min_events || (recycle && exited)) && head != tail) {
+    if ((all || head - tail >= v.capacity() / 2 || (recycle && exited)) && head != tail) {
       bool dict_ok = w.have_file && emit_dict();
       if (dict_ok) emit_thread_name(s, emitted_name_of(s));
-      consume(r, tail, head);
+      consume(v, tail, head);
       if (!encode) {
         w.events_written += head - tail;
         tail = head;
@@ -512,8 +513,8 @@ void drain(uint64_t min_events) {
       while (tail != head) {
         uint64_t n = head - tail < max_block ? head - tail : max_block;
         if (!dict_ok) w.write_dropped += n;
-        else if (mode == LiveMode::kSmart) write_smart_events(s, tail, n);
-        else write_events(s, tail, n);
+        else if (mode == LiveMode::kSmart) write_smart_events(s, v, tail, n);
+        else write_events(s, v, tail, n);
         tail += n;
         r.tail.store(tail, std::memory_order_release);
       }
@@ -588,7 +589,7 @@ void write_mode_event(LiveMode mode) {
 }
 
 void flush_locked(bool final_flush) {
-  drain(1);
+  drain(true);
   if (final_flush) finish_smart_threads();
   live_publish(writer_dropped_total());
   if (final_flush) live_end(false);
@@ -618,9 +619,9 @@ void flush_guarded(bool final_flush) {
   }
 }
 
-void drain_guarded(uint64_t min_events) {
+void drain_guarded(bool all) {
   try {
-    drain(min_events);
+    drain(all);
   } catch (const std::bad_alloc&) {
     out_of_memory();
   }
@@ -637,7 +638,7 @@ void serve_live_requests() {
   lock_writer();
   if (!g.finalized.load(std::memory_order_acquire)) {
     FileLease lease;
-    drain(1);
+    drain(true);
     if (req.switch_mode) {
       finish_smart_threads();  // a later switch back to smart starts a fresh warm-up
       live_set_mode(req.to);
@@ -685,7 +686,7 @@ void writer_round(uint64_t interval_ns) {
       flush_guarded(false);
       w.last_periodic_ns = now;
     } else {
-      drain_guarded(g.cfg.buffer_bytes / sizeof(RawEvent) / 2);
+      drain_guarded(false);
     }
   }
   if (req != 0) {

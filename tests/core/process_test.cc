@@ -182,7 +182,8 @@ TEST(Fork, RingInSmallPagesWipedInTheChild) {
 // after the burst. 65,000 preads fit the default 4 MiB ring (65,536 events)
 // and are all recorded; of 70,000, what the ring cannot hold is dropped and
 // counted. Rings that started at 1 MiB and grew only once found empty lost
-// 48,620 of the 65,001 here (reverted; CI had caught it only by its load).
+// 48,620 of the 65,001 here (reverted; CI had caught it only by its load);
+// rings now grow while events are pending (ring_grow), before they are full.
 TEST(StarvedWriter, LosesNothingUpToTheRingsSizeAndCountsTheRest) {
   TempDir tmp;
   const std::string data = tmp.sub("data");

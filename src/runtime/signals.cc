@@ -55,8 +55,26 @@ constexpr int kNumSignals = sizeof(kSignals) / sizeof(kSignals[0]);
 struct Watch {
   bool tracked;          // strata keeps the application's view of this signal
   struct sigaction app;  // the disposition the application believes is installed
+  // What on_shared_signal calls, in one word a handler reads at once: app's
+  // handler (or SIG_DFL, SIG_IGN) with its SA_SIGINFO and SA_RESETHAND. A
+  // copy of `app` taken in a handler while another thread's sigaction wrote
+  // it could pair one call's handler with the other's flags (a three-argument
+  // handler called with one).
+  std::atomic<uint64_t> call;
 };
 Watch watches[kNumSignals];
+
+static_assert(sizeof(void*) == 8 && std::atomic<uint64_t>::is_always_lock_free);
+constexpr uint64_t kCallSiginfo = uint64_t{1} << 63, kCallResetHand = uint64_t{1} << 62;  // above user addresses
+
+// Sets the application's view of signal slot i.
+void set_app(int i, const struct sigaction& a) {
+  watches[i].app = a;
+  uint64_t call = reinterpret_cast<uintptr_t>(a.sa_handler);
+  if (a.sa_flags & SA_SIGINFO) call |= kCallSiginfo;
+  if (a.sa_flags & SA_RESETHAND) call |= kCallResetHand;
+  watches[i].call.store(call, std::memory_order_release);
+}
 
 int slot_of(int sig) {
   for (int i = 0; i < kNumSignals; ++i)
@@ -219,19 +237,24 @@ void on_shared_signal(int sig, siginfo_t* info, void* context) {
   }
   errno = saved_errno;
   if (i < 0) return;
-  const struct sigaction app = watches[i].app;
-  if (is_default(app)) {  // an SA_RESETHAND action already used: the default action
-    on_fatal_signal(sig, passed, context);
-    return;
+  uint64_t call = watches[i].call.load(std::memory_order_acquire);
+  // SA_RESETHAND: the first delivery takes the handler, as the kernel's reset
+  // would; one on another thread at the same time then finds SIG_DFL.
+  while ((call & kCallResetHand) && !watches[i].call.compare_exchange_weak(call, 0, std::memory_order_acq_rel)) {
   }
-  if (!is_handler(app)) return;  // SIG_IGN meanwhile
-  if (app.sa_flags & SA_RESETHAND) {
+  if (call & kCallResetHand) {
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     watches[i].app = dfl;
   }
-  if (app.sa_flags & SA_SIGINFO) app.sa_sigaction(sig, passed, context);
-  else app.sa_handler(sig);
+  const uintptr_t fn = call & ~(kCallSiginfo | kCallResetHand);
+  if (fn == reinterpret_cast<uintptr_t>(SIG_DFL)) {  // an SA_RESETHAND action already used: the default action
+    on_fatal_signal(sig, passed, context);
+    return;
+  }
+  if (fn == reinterpret_cast<uintptr_t>(SIG_IGN)) return;  // SIG_IGN meanwhile
+  if (call & kCallSiginfo) reinterpret_cast<void (*)(int, siginfo_t*, void*)>(fn)(sig, passed, context);
+  else reinterpret_cast<void (*)(int)>(fn)(sig);
 }
 
 }  // namespace
@@ -244,7 +267,7 @@ void signals_install() {
   for (int i = 0; i < kNumSignals; ++i) {
     struct sigaction current {};
     if (REAL(sigaction)(kSignals[i], nullptr, &current) != 0) continue;
-    watches[i].app = current;
+    set_app(i, current);
     watches[i].tracked = !is_default(current) || install_flush_handler(kSignals[i]) == 0;
   }
 }
@@ -275,6 +298,7 @@ using strata::runtime::install_wrapper;
 using strata::runtime::is_default;
 using strata::runtime::is_vfork_child;
 using strata::runtime::kSaRestorer;
+using strata::runtime::set_app;
 using strata::runtime::slot_of;
 using strata::runtime::watches;
 using strata::runtime::wraps;
@@ -299,13 +323,14 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const s
   if (holds_flush_handler(previous)) previous = default_view(i);
   if (holds_wrapper(previous)) previous = watches[i].app;
   if (act && !vfork_child) {
-    watches[i].app = *act;
+    struct sigaction view = *act;
     // glibc adds its signal-return trampoline to every action it installs,
     // and reports it back: so does the view kept here.
     struct sigaction installed {};
     REAL(sigaction)(sig, nullptr, &installed);
-    watches[i].app.sa_flags |= installed.sa_flags & kSaRestorer;
-    watches[i].app.sa_restorer = installed.sa_restorer;
+    view.sa_flags |= installed.sa_flags & kSaRestorer;
+    view.sa_restorer = installed.sa_restorer;
+    set_app(i, view);
   }
   if (old) *old = previous;
   return 0;

@@ -160,6 +160,20 @@ TEST(Safety, ResetHandRunsTheHandlerOnce) {
   EXPECT_EQ(c.traced.run.out, "handled 1\n");
 }
 
+// A handler strata run's command installs for a signal strata run forwards
+// is called through strata's wrapper, which once copied the program's whole
+// sigaction in the handler: another thread's sigaction could pair one call's
+// handler with the other's flags. Flipping between a one-argument and an
+// SA_SIGINFO handler under a storm of the signal, every call gets its own
+// arguments, as without strata.
+TEST(Safety, HandlersFlippedUnderASignalStormGetTheirOwnArguments) {
+  TempDir tmp;
+  Compared c = run_both(tmp, "flipsig");
+  expect_same(c);
+  EXPECT_EQ(c.traced.run.code, 0);
+  EXPECT_EQ(c.traced.run.out, "wrong argument 0, handled yes\n");
+}
+
 TEST(Safety, SigactionReportsWhatTheProgramInstalled) {
   TempDir tmp;
   Compared c = run_both(tmp, "oldaction");

@@ -34,6 +34,9 @@
 //                          third argument): writes its pid to DIR/ready, waits for DIR/stop
 //                          (10 s at most), prints how many USR1 came, the last one's si_code
 //                          and sender pid
+//   hostile flipsig        SIGUSR1 flipped 100,000 times between a one-argument handler and an
+//                          SA_SIGINFO one that checks its siginfo, while a thread sends SIGUSR1
+//                          without pause: prints whether a handler saw a wrong argument
 //   hostile sigfork DIR    a 1 ms timer whose handler forks (a child that _exits) while
 //                          the program opens distinct missing paths under DIR
 #define _GNU_SOURCE
@@ -45,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -531,6 +535,42 @@ static int crash(const char* how, const char* out) {
   return 3;
 }
 
+static volatile sig_atomic_t flip_bad, flip_calls, flip_stop;
+
+static void flip_plain(int sig) {
+  if (sig != SIGUSR1) flip_bad = 1;
+  flip_calls = 1;
+}
+
+static void flip_info(int sig, siginfo_t* info, void* context) {
+  if (sig != SIGUSR1 || !info || !context || info->si_signo != SIGUSR1) flip_bad = 1;
+  flip_calls = 1;
+}
+
+static void* flip_sender(void* arg) {
+  (void)arg;
+  while (!flip_stop) kill(getpid(), SIGUSR1);
+  return NULL;
+}
+
+static int flipsig(void) {
+  struct sigaction plain, info;
+  memset(&plain, 0, sizeof plain);
+  memset(&info, 0, sizeof info);
+  plain.sa_handler = flip_plain;
+  info.sa_sigaction = flip_info;
+  info.sa_flags = SA_SIGINFO;
+  sigaction(SIGUSR1, &plain, NULL);
+  pthread_t sender;
+  if (pthread_create(&sender, NULL, flip_sender, NULL) != 0) return 2;
+  for (int i = 0; i < 100000; ++i) sigaction(SIGUSR1, (i & 1) ? &info : &plain, NULL);
+  flip_stop = 1;
+  pthread_join(sender, NULL);
+  sigaction(SIGUSR1, &plain, NULL);  // a copy still pending finds a handler
+  printf("wrong argument %d, handled %s\n", (int)flip_bad, flip_calls ? "yes" : "no");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -538,6 +578,7 @@ int main(int argc, char** argv) {
   const char* out = argc > 2 ? argv[2] : "/dev/null";
   if (!strncmp(mode, "crash-", 6)) return crash(mode + 6, out);
   if (!strcmp(mode, "sigfork")) return sigfork(out);
+  if (!strcmp(mode, "flipsig")) return flipsig();
   if (!strcmp(mode, "sigcount")) return sigcount(out, argc > 3 && !strcmp(argv[3], "oneshot"));
   if (!strcmp(mode, "rawcap")) return rawcap();
   if (!strcmp(mode, "closeall")) return closeall(out, 0);

@@ -10,8 +10,9 @@
 //                       looked up among the process's known paths (interned)
 // on paths beside FILE that do not exist (a data loader probing for files),
 //   BM_NewPathSyscall   the same system call on a path never used before
-//   BM_NewPathInterposed  stat() of a path strata has never seen: interned,
-//                       the string table changed with every signal blocked
+//   BM_NewPathInterposed  stat() of a path strata has never seen: checked
+//                       for "//", "/./", "/../", matched against the
+//                       exclusions and interned (a new string-table entry)
 // (both format the path: only their difference means anything).
 // Added cost per call = the difference of the two medians. Run it under
 // strata (bench/run does, in trace and in profile mode):

@@ -57,6 +57,26 @@ TEST(Options, ExcludeDropsPathsUnderThePrefix) {
   EXPECT_EQ(on_kept, 5);
 }
 
+// Every spelling of a file is recorded as its one absolute, normal path
+// ("//", "/./", "/../" collapsed, relative paths against the directory the
+// shell changed to), and names that only start with dots stay as they are.
+TEST(Options, PathsAreRecordedAbsoluteAndNormal) {
+  TempDir tmp;
+  const std::string dir = tmp.mkdir("in");
+  tmp.mkdir("in/d");
+  tmp.mkdir("in/x");
+  for (const char* name : {"f", "..f", ".f"}) write_text(dir + "/d/" + name, "hello\n");
+  const std::string trace = tmp.sub("trace");
+  const std::string cmd = "cd " + dir + " && cat " + dir + "/d/f " + dir + "//d/f " + dir + "/./d/f " + dir +
+                          "/x/../d/f d/../d/f d//f ./d/.f " + dir + "/d/..f > /dev/null";
+  ASSERT_EQ(strata_run(trace, {"/bin/sh", "-c", cmd}).code, 0);
+  std::vector<std::string> opened;
+  for (const auto& e : cat_trace(trace))
+    if (e.has_path && e.name.find("open") != std::string::npos && under(e.path, dir)) opened.push_back(e.path);
+  const std::string f = dir + "/d/f";
+  EXPECT_EQ(opened, (std::vector<std::string>{f, f, f, f, f, f, dir + "/d/.f", dir + "/d/..f"}));
+}
+
 TEST(Options, WithoutOutputTheTraceGoesToANewDirectoryNamedAfterTheCommand) {
   TempDir tmp;
   RunResult r = run({"/bin/sh", "-c", "cd " + tmp.path() + " && " + kStrata + " run -- true"});

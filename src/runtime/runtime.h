@@ -26,8 +26,9 @@ using RawEvent = format::EncodeEvent;
 
 // A thread's ring uses the first kFirstRingBytes of its mapping until the
 // writer falls behind it (ring_grow): most threads then fault in and reuse
-// 1 MiB instead of touching 4 MiB once (a DataLoader worker's ~50 k events:
-// -4 k page faults and ~1% of a short job's CPU, bench/README.md).
+// 1 MiB instead of touching 4 MiB once (the short DataLoader job, whose
+// workers record ~50 k events each: 4.1 k of strata's 9.5 k page faults
+// fewer, bench/README.md).
 inline constexpr uint64_t kFirstRingBytes = uint64_t{1} << 20;
 
 // Single-producer (the owning thread) / single-consumer (the writer) ring.

@@ -37,7 +37,8 @@ namespace strata::runtime {
 inline constexpr size_t kSmartPendingMax = 16384;
 
 // Appends to `out`, in order, what smart mode writes of the n events from
-// ring slot `tail` of s: full events and `iteration` events.
+// position `tail` of s's ring (where v places them): full events and
+// `iteration` events.
 void smart_filter(ThreadState* s, const RingView& v, uint64_t tail, uint64_t n, std::vector<RawEvent>& out);
 
 // Ends s's stream (thread exited, final flush, mode left smart): the

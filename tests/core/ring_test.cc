@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <initializer_list>
 #include <thread>
 #include <vector>
 
@@ -48,6 +49,15 @@ struct RingFixture {
   }
   void push(int64_t from, int64_t to) {
     for (int64_t i = from; i < to; ++i) strata::runtime::push_event(&t, event_at(i));
+  }
+  // A consumer that keeps up: events 0 .. each point pushed, then read.
+  void keep_up_until(std::initializer_list<int64_t> points, std::vector<int64_t>& seen) {
+    int64_t from = 0;
+    for (int64_t to : points) {
+      push(from, to);
+      drain(seen);
+      from = to;
+    }
   }
   std::vector<RawEvent> slots;
   ThreadState t;
@@ -131,10 +141,7 @@ TEST(Ring, GrowsWhenTheConsumerFallsBehindAndKeepsEveryEvent) {
 TEST(Ring, GrowsAtItsEndWhenTheConsumerStallsAfterKeepingUp) {
   RingFixture f(kWhole);
   std::vector<int64_t> seen;
-  f.push(0, 10000);
-  f.drain(seen);
-  f.push(10000, 20000);
-  f.drain(seen);  // the consumer's last read: 3,616 events into the first pages' second lap
+  f.keep_up_until({10000, 20000}, seen);  // last read 3,616 events into the first pages' second lap
   f.push(20000, 80000);
   EXPECT_EQ(f.t.ring.capacity, kWhole);
   EXPECT_EQ(f.t.dropped.load(), 0u);
@@ -149,10 +156,7 @@ TEST(Ring, GrowsAtItsEndWhenTheConsumerStallsAfterKeepingUp) {
 TEST(Ring, StallWithEventsWrappingDropsAtTheFirstPagesAndOverwritesNothing) {
   RingFixture f(kWhole);
   std::vector<int64_t> seen;
-  f.push(0, 8000);
-  f.drain(seen);
-  f.push(8000, 16000);
-  f.drain(seen);
+  f.keep_up_until({8000, 16000}, seen);
   f.push(16000, 16000 + kFirst + 100);
   EXPECT_EQ(f.t.ring.capacity, kFirst);
   EXPECT_EQ(f.t.dropped.load(), 100u);

@@ -182,6 +182,7 @@ def paired(strata, tmp, rounds, workload, configs):
     raw = {c: {"wall": [], "cpu": []} for c in configs}  # the runs' own times, for the least of each
     plain_wall, plain_cpu, plain_faults = [], [], []
     against_compare = {"wall": [], "cpu": [], "cpu_ms": []}  # default / compare, paired in each round
+    events = {}  # per config, the events its first run recorded
     order = [None] + configs  # None: the plain run each config of the round is paired with
     for r in range(rounds):
         got = {}
@@ -194,6 +195,8 @@ def paired(strata, tmp, rounds, workload, configs):
             options, env_add = CONFIGS[c]
             got[c] = timed([OTHER_STRATA.get(c, strata), "run", "-q", "-o", out] + options + ["--"] + workload,
                            env_add)
+            if c not in events:
+                events[c] = recorded_events(OTHER_STRATA.get(c, strata), out)
             shutil.rmtree(out, ignore_errors=True)
         pw, pc, pf = got[None]
         plain_wall.append(pw)
@@ -231,8 +234,27 @@ def paired(strata, tmp, rounds, workload, configs):
                   "cpu_least": round(min(raw[c]["cpu"]) / min(plain_cpu), 4),
                   "wall_quartiles": quartiles(runs[c]["wall"]),
                   "wall_median_95": median_interval(runs[c]["wall"]),
-                  "cpu_median_95": median_interval(runs[c]["cpu"])} for c in configs},
+                  "cpu_median_95": median_interval(runs[c]["cpu"]),
+                  **per_event(events.get(c), runs[c]["cpu_ms"])} for c in configs},
     }
+
+
+def recorded_events(strata, trace):
+    """Events a traced run recorded (`strata info --json`), or None."""
+    r = subprocess.run([strata, "info", trace, "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       text=True)
+    try:
+        return json.loads(r.stdout)["events"] if r.returncode == 0 else None
+    except (ValueError, KeyError):
+        return None
+
+
+def per_event(n, cpu_ms):
+    """The events one run records and the CPU time added per event (ns, from
+    the median CPU added): what the overhead is proportional to."""
+    if not n:
+        return {}
+    return {"events": n, "cpu_ns_per_event": round(statistics.median(cpu_ms) * 1e6 / n, 1)}
 
 
 def breakdown(result):
@@ -258,6 +280,8 @@ def breakdown(result):
         " %s), x%.3f CPU (%s) (budget x1.03 wall)"
         % (job["plain_wall_s"], job["plain_cpu_s"], job["default"]["wall"], *job["default"]["wall_quartiles"],
            interval("default", "wall"), job["default"]["cpu"], interval("default", "cpu")),
+        "  default recorded %s events: %s ns of CPU added per event" % (
+            job["default"].get("events", "?"), job["default"].get("cpu_ns_per_event", "?")),
         "  least of the rounds against plain's least: x%.3f wall, x%.3f CPU"
         % (job["default"]["wall_least"], job["default"]["cpu_least"]),
         "the harness: plain against plain again x%.3f wall (quartiles x%.3f-x%.3f), x%.3f CPU"

@@ -69,7 +69,8 @@ inline RingView ring_view(const Ring& r) {
 
 // (Re)starts a ring with nothing pending at event `head`, on its first slots.
 inline void ring_restart(Ring& r, uint64_t head) {
-  r.capacity = r.max_capacity < (kFirstRingBytes / 64) ? r.max_capacity : kFirstRingBytes / 64;
+  constexpr uint64_t kFirstSlots = kFirstRingBytes / sizeof(RawEvent);
+  r.capacity = r.max_capacity < kFirstSlots ? r.max_capacity : kFirstSlots;
   r.quarter_mask = r.capacity / 4 - 1;
   r.base = head;
   r.cached_tail = head;

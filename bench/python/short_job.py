@@ -455,10 +455,11 @@ def main():
     ap.add_argument("--files", type=int, default=6000)
     ap.add_argument("--json", action="store_true", help="only the JSON figures")
     ap.add_argument("--no-gc", action="store_true",
-                    help="the job runs with gc.disable(), plain and traced alike: without the "
-                         "garbage collector's thresholds, which any change of the program's "
-                         "allocations (the Python layer's patches too) moves by a whole "
-                         "collection in a DataLoader worker")
+                    help="the job runs with gc.disable(), plain and traced alike: with "
+                         "collections on, the workers' page faults are bistable (101 k or 75 k "
+                         "for the whole job, ~6%% of its CPU), and any change of the parent's "
+                         "start-up allocations (strata's Python layer, or starting the script "
+                         "with python3 -c) picks one (bench/README.md, session 27)")
     ap.add_argument("--configs", default=",".join(CONFIGS),
                     help="comma-separated configurations of the short job to pair with plain runs "
                          "(default: all; the breakdown needs all)")

@@ -582,8 +582,10 @@ DIR* fdopendir(int fd) {
 struct dirent* readdir(DIR* d) { return readdir_op(Fn::readdir, d, [&] { return REAL(readdir)(d); }); }
 struct dirent64* readdir64(DIR* d) { return readdir_op(Fn::readdir64, d, [&] { return REAL(readdir64)(d); }); }
 // glibc declares the stream nonnull, yet answers a null one with EINVAL: the
-// test must not be optimised away.
-bool is_null(const void* p) {
+// test must not be optimised away. Static: inside the exported region, a
+// plain function would be exported under its name (`is_null`) and bind the
+// program's own function of that name to this one.
+static bool is_null(const void* p) {
   asm("" : "+r"(p));
   return p == nullptr;
 }

@@ -131,6 +131,19 @@ TEST(Safety, ForkInASignalHandlerDuringAnOpen) {
   EXPECT_EQ(c.traced.run.out, "forks in the handler >= 200: 1, opened 0\n");
 }
 
+// A library of the program defines `is_null`, a name the runtime also uses
+// inside itself: the program's calls reach its own function under strata too
+// (they reached the runtime's, exported by mistake, and printed garbage).
+TEST(Safety, ProgramsOwnFunctionsKeepTheirNames) {
+  TempDir tmp;
+  RunResult plain = run({OWN_NAMES_BIN});
+  RunResult traced = strata_run(tmp.sub("trace"), {OWN_NAMES_BIN});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "is_null(NULL) = 42, is_null(&x) = 0\n");
+  EXPECT_EQ(traced.code, 0) << traced.err;
+  EXPECT_EQ(traced.out, plain.out);
+}
+
 TEST(Safety, DescriptorLimitIsTheProgramsAlone) {
   TempDir tmp;
   Compared c = run_both(tmp, "fdlimit");

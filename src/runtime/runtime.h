@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 
 #include "format/encoder.h"
@@ -46,6 +47,11 @@ struct Ring {
   uint64_t capacity = 0;      // power of two
   uint64_t max_capacity = 0;  // the mapping's slots
   uint64_t quarter_mask = 0;  // capacity / 4 - 1
+  // The producer's full check: head - tail below it. capacity, but after a
+  // growth that copied events (ring_grow) only up to event base + capacity
+  // until tail reaches reuse_at.
+  uint64_t limit = 0;
+  uint64_t reuse_at = 0;
   uint64_t cached_tail = 0;  // producer's last view of tail: re-read only when the ring looks full
   uint64_t woken_at = 0;     // head when the producer last woke the writer
 };
@@ -72,6 +78,8 @@ inline void ring_restart(Ring& r, uint64_t head) {
   constexpr uint64_t kFirstSlots = kFirstRingBytes / sizeof(RawEvent);
   r.capacity = r.max_capacity < kFirstSlots ? r.max_capacity : kFirstSlots;
   r.quarter_mask = r.capacity / 4 - 1;
+  r.limit = r.capacity;
+  r.reuse_at = head;
   r.base = head;
   r.cached_tail = head;
   r.woken_at = head;
@@ -79,18 +87,32 @@ inline void ring_restart(Ring& r, uint64_t head) {
   r.tail.store(head, std::memory_order_relaxed);
 }
 
-// Grows the ring to its whole mapping when the events not yet read keep
-// their slots: they must not wrap around the current end (slot (p - base')
-// of the larger ring is then theirs already). A ring that wraps grows later,
-// at its end (ring_wants_writer) or never: it drops when full as before.
+// The ring looks full: the producer's next view of tail, and how far it may
+// write. Until tail reaches reuse_at, a consumer may still be reading events a
+// growth copied at their old slots, which the larger ring reaches again at
+// event base + capacity (ring_grow): the producer stops short of it.
+__attribute__((noinline, cold)) inline void ring_reload_tail(Ring& r) {
+  r.cached_tail = r.tail.load(std::memory_order_acquire);
+  r.limit = r.cached_tail >= r.reuse_at ? r.capacity : r.base + r.capacity - r.cached_tail;
+}
+
+// Grows the ring to its whole mapping. The new base keeps the slot of the
+// first event not yet read, so the events pending before the current end keep
+// theirs; those that wrapped to the first slots belong right after the old
+// end in the larger ring, and are copied there before the new layout is
+// published (a consumer reading by the old layout finds them where they were).
 __attribute__((noinline, cold)) inline bool ring_grow(Ring& r, uint64_t head) {
   if (r.capacity >= r.max_capacity) return false;
-  const uint64_t tail = r.cached_tail;
-  const uint64_t first = (tail - r.base) & (r.capacity - 1);
-  if (first + (head - tail) > r.capacity) return false;
+  const uint64_t tail = r.cached_tail, pending = head - tail, old_capacity = r.capacity;
+  const uint64_t first = (tail - r.base) & (old_capacity - 1);
+  const uint64_t wrapped = first + pending > old_capacity ? first + pending - old_capacity : 0;
+  if (wrapped && r.max_capacity - first <= pending) return false;  // no room: drop as before
+  if (wrapped) std::memcpy(static_cast<void*>(r.slots + old_capacity), r.slots, wrapped * sizeof(RawEvent));
   r.base = tail - first;
   r.capacity = r.max_capacity;
   r.quarter_mask = r.capacity / 4 - 1;
+  r.reuse_at = wrapped ? head : tail;
+  ring_reload_tail(r);
   r.layout.store(ring_layout_word(r.base, r.capacity), std::memory_order_release);
   return true;
 }
@@ -230,10 +252,9 @@ __attribute__((always_inline)) inline RawEvent make_event(uint32_t name, uint64_
 // Every quarter of the ring: whether to wake the writer (the ring is half
 // full). The ring grows instead when the writer was woken at an earlier
 // quarter and has read nothing since: a writer that keeps up leaves it on its
-// first pages, one that stalls finds it grown, at the latest at the first
-// pages' end, where the events pending never wrap.
+// first pages, one that stalls finds it grown.
 __attribute__((noinline, cold)) inline bool ring_wants_writer(Ring& r, uint64_t head) {
-  r.cached_tail = r.tail.load(std::memory_order_acquire);
+  ring_reload_tail(r);
   if (head - r.cached_tail < r.capacity / 2) return false;
   if (r.cached_tail < r.woken_at) return !ring_grow(r, head);
   r.woken_at = head;
@@ -246,9 +267,9 @@ __attribute__((noinline, cold)) inline bool ring_wants_writer(Ring& r, uint64_t 
 __attribute__((always_inline)) inline void push_event(ThreadState* t, const RawEvent& ev) {
   Ring& r = t->ring;
   const uint64_t head = r.head.load(std::memory_order_relaxed);
-  if (__builtin_expect(head - r.cached_tail >= r.capacity, 0)) {
-    r.cached_tail = r.tail.load(std::memory_order_acquire);
-    if (head - r.cached_tail >= r.capacity && !ring_grow(r, head)) {
+  if (__builtin_expect(head - r.cached_tail >= r.limit, 0)) {
+    ring_reload_tail(r);
+    if (head - r.cached_tail >= r.limit && !ring_grow(r, head)) {
       t->dropped.fetch_add(1, std::memory_order_relaxed);
       return;
     }

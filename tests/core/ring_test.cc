@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <initializer_list>
 #include <thread>
 #include <vector>
@@ -39,9 +41,10 @@ struct RingFixture {
     strata::runtime::ring_restart(t.ring, 0);
   }
   // Consumer side, as the writer drains: read up to head, then release tail.
-  uint64_t drain(std::vector<int64_t>& seen) {
+  uint64_t drain(std::vector<int64_t>& seen, uint64_t at_most = UINT64_MAX) {
     uint64_t head = t.ring.head.load(std::memory_order_acquire);
     uint64_t tail = t.ring.tail.load(std::memory_order_relaxed);
+    if (head - tail > at_most) head = tail + at_most;
     const strata::runtime::RingView v = strata::runtime::ring_view(t.ring);
     for (; tail != head; ++tail) seen.push_back(v.at(tail).offset);
     t.ring.tail.store(tail, std::memory_order_release);
@@ -150,33 +153,69 @@ TEST(Ring, GrowsAtItsEndWhenTheConsumerStallsAfterKeepingUp) {
 }
 
 // The consumer kept up, then stalls with the events pending wrapping around
-// the first pages' end: the ring cannot grow without moving them, so it
-// drops (and counts) at 16,384 pending, overwrites nothing, and records again
-// once the consumer has read.
-TEST(Ring, StallWithEventsWrappingDropsAtTheFirstPagesAndOverwritesNothing) {
+// the first pages' end: the ring grows by copying the wrapped ones after the
+// old end, and holds up to the event whose slot was the first copied one
+// (a consumer may still read that slot by the old layout) without dropping.
+TEST(Ring, StallWithEventsWrappingGrowsAndKeepsEveryEvent) {
   RingFixture f(kWhole);
   std::vector<int64_t> seen;
   f.keep_up_until({8000, 16000}, seen);
-  f.push(16000, 16000 + kFirst + 100);
-  EXPECT_EQ(f.t.ring.capacity, kFirst);
-  EXPECT_EQ(f.t.dropped.load(), 100u);
+  // Grown at 12,672 pending (12,288 of them copied): events up to the one
+  // before slot 0's next, 49,536 pending, go in.
+  f.push(16000, static_cast<int64_t>(kWhole));
+  EXPECT_EQ(f.t.ring.capacity, kWhole);
+  EXPECT_EQ(f.t.dropped.load(), 0u);
+  f.push(static_cast<int64_t>(kWhole), static_cast<int64_t>(kWhole) + 10);
+  EXPECT_EQ(f.t.dropped.load(), 10u);  // the 10 events past it wait for the consumer
   f.drain(seen);
-  expect_in_order(seen, 0, 16000 + kFirst);
-  f.push(50000, 50001);
-  EXPECT_EQ(f.t.dropped.load(), 100u);
-  EXPECT_EQ(f.t.ring.head.load(), 16000 + kFirst + 1);
+  expect_in_order(seen, 0, static_cast<int64_t>(kWhole));
+  // Read: the whole ring is the producer's again.
+  f.push(100000, 100000 + static_cast<int64_t>(kWhole));
+  EXPECT_EQ(f.t.dropped.load(), 10u);
+  std::vector<int64_t> more;
+  f.drain(more);
+  expect_in_order(more, 100000, 100000 + static_cast<int64_t>(kWhole));
+}
+
+// A consumer that placed the pending events by the layout before a growth
+// that copied them reads them where they were, however far the producer has
+// written since.
+TEST(Ring, ConsumerWithTheLayoutBeforeACopyingGrowthReadsTheRightEvents) {
+  RingFixture f(kWhole);
+  std::vector<int64_t> seen;
+  f.keep_up_until({8000, 16000}, seen);
+  f.push(16000, 26000);  // 10,000 pending, 9,616 of them wrapped to the first slots
+  ASSERT_EQ(f.t.ring.capacity, kFirst);
+  const uint64_t head = f.t.ring.head.load(std::memory_order_acquire);
+  const strata::runtime::RingView before = strata::runtime::ring_view(f.t.ring);
+  f.push(26000, static_cast<int64_t>(kWhole));
+  ASSERT_EQ(f.t.ring.capacity, kWhole);
+  ASSERT_EQ(f.t.dropped.load(), 0u);
+  for (uint64_t p = 16000; p < head; ++p) ASSERT_EQ(before.at(p).offset, static_cast<int64_t>(p)) << "at " << p;
+  const strata::runtime::RingView after = strata::runtime::ring_view(f.t.ring);
+  for (uint64_t p = 16000; p < kWhole; ++p) ASSERT_EQ(after.at(p).offset, static_cast<int64_t>(p)) << "at " << p;
 }
 
 // The ring grows while the consumer reads it: every event arrives once, in
 // order (and the TSan preset checks the layout's publication).
-TEST(Ring, GrowingUnderAConsumerKeepsEveryEventInOrder) {
+// A producer of kEvents events that waits (yields) whenever the ring is
+// full, and a consumer that drains as the writer does, pausing once it has
+// read `pause_after` events, at a point of the first pages from where the
+// events the producer writes meanwhile wrap around their end before the ring
+// grows; returns what the consumer read.
+std::vector<int64_t> produce_and_consume(int64_t start_after, int64_t pause_after) {
   constexpr int64_t kEvents = 300000;
   RingFixture f(kWhole);
   std::atomic<bool> done{false};
   std::atomic<bool> started{false};
+  // Until the consumer pauses, the producer stays within 2,000 events of it.
+  std::atomic<bool> paced{pause_after != INT64_MAX};
   std::thread producer([&] {
     for (int64_t i = 0; i < kEvents;) {
-      if (i == 12000) started.store(true, std::memory_order_release);
+      if (i == start_after) started.store(true, std::memory_order_release);
+      while (paced.load(std::memory_order_acquire) &&
+             f.t.ring.head.load(std::memory_order_relaxed) - f.t.ring.tail.load(std::memory_order_acquire) > 2000)
+        std::this_thread::yield();
       strata::runtime::push_event(&f.t, event_at(i));
       if (f.t.dropped.load(std::memory_order_relaxed) == 0) {
         ++i;
@@ -189,12 +228,33 @@ TEST(Ring, GrowingUnderAConsumerKeepsEveryEventInOrder) {
   });
   std::vector<int64_t> seen;
   seen.reserve(kEvents);
+  while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
+  bool paused = false;
+  while (!done.load(std::memory_order_acquire) || f.t.ring.head.load() != f.t.ring.tail.load()) {
+    f.drain(seen, 1000);
+    const int64_t in_first_pages = static_cast<int64_t>(seen.size() % kFirst);
+    if (!paused && static_cast<int64_t>(seen.size()) >= pause_after && in_first_pages >= 6000 &&
+        in_first_pages <= 12000) {
+      paused = true;
+      paced.store(false, std::memory_order_release);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  producer.join();
+  return seen;
+}
+
+TEST(Ring, GrowingUnderAConsumerKeepsEveryEventInOrder) {
   // Late, then reading as the producer writes: the ring grows near 3/4 of
   // its first pages, maybe while this thread reads them.
-  while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
-  while (!done.load(std::memory_order_acquire) || f.t.ring.head.load() != f.t.ring.tail.load()) f.drain(seen);
-  producer.join();
-  expect_in_order(seen, 0, kEvents);
+  expect_in_order(produce_and_consume(12000, INT64_MAX), 0, 300000);
+}
+
+// The consumer keeps up, then pauses while the producer runs on: the ring
+// grows with events wrapped around its first pages' end, copied while the
+// consumer may be reading them (TSan: the copy's publication).
+TEST(Ring, GrowingWithWrappedEventsUnderAConsumerKeepsEveryEventInOrder) {
+  expect_in_order(produce_and_consume(0, 20000), 0, 300000);
 }
 
 }  // namespace

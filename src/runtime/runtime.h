@@ -106,7 +106,7 @@ __attribute__((noinline, cold)) inline bool ring_grow(Ring& r, uint64_t head) {
   const uint64_t tail = r.cached_tail, pending = head - tail, old_capacity = r.capacity;
   const uint64_t first = (tail - r.base) & (old_capacity - 1);
   const uint64_t wrapped = first + pending > old_capacity ? first + pending - old_capacity : 0;
-  if (wrapped && r.max_capacity - first <= pending) return false;  // no room: drop as before
+  if (first + pending >= r.max_capacity) return false;  // no room past the copied events: drop as before
   if (wrapped) std::memcpy(static_cast<void*>(r.slots + old_capacity), r.slots, wrapped * sizeof(RawEvent));
   r.base = tail - first;
   r.capacity = r.max_capacity;

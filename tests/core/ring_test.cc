@@ -196,8 +196,6 @@ TEST(Ring, ConsumerWithTheLayoutBeforeACopyingGrowthReadsTheRightEvents) {
   for (uint64_t p = 16000; p < kWhole; ++p) ASSERT_EQ(after.at(p).offset, static_cast<int64_t>(p)) << "at " << p;
 }
 
-// The ring grows while the consumer reads it: every event arrives once, in
-// order (and the TSan preset checks the layout's publication).
 // A producer of kEvents events that waits (yields) whenever the ring is
 // full, and a consumer that drains as the writer does, pausing once it has
 // read `pause_after` events, at a point of the first pages from where the
@@ -244,6 +242,8 @@ std::vector<int64_t> produce_and_consume(int64_t start_after, int64_t pause_afte
   return seen;
 }
 
+// The ring grows while the consumer reads it: every event arrives once, in
+// order (and the TSan preset checks the layout's publication).
 TEST(Ring, GrowingUnderAConsumerKeepsEveryEventInOrder) {
   // Late, then reading as the producer writes: the ring grows near 3/4 of
   // its first pages, maybe while this thread reads them.

@@ -38,6 +38,7 @@ struct WriterState {
   int fd = -1;          // the trace file while a FileLease holds it, else -1
   int private_fd = -1;  // the writer thread's own descriptor (its private table)
   bool fd_transient = false;  // fd was opened by path for one lease: check identity
+  bool raised_xfsz = false;   // a write of this lease failed with EFBIG (the kernel sent SIGXFSZ)
   bool have_file = false;     // the file was created
   bool private_table = false; // the writer thread has its own descriptor table
   int create_errno = 0;       // why the file could not be created
@@ -126,6 +127,38 @@ bool is_trace_file(int fd) {
   return w.have_file && sys::fstat(fd, &st) == 0 && st.st_dev == w.dev && st.st_ino == w.ino;
 }
 
+size_t read_small_file(const char* path, char* buf, size_t cap) {
+  int fd = sys::open(path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  size_t n = 0;
+  while (n < cap) {
+    long r = sys::read(fd, buf + n, cap - n);
+    if (r <= 0) break;
+    n += static_cast<size_t>(r);
+  }
+  sys::close(fd);
+  return n;
+}
+
+// Whether SIGXFSZ is pending on this thread itself, not only on the process
+// (sigpending tells the union): the SigPnd line of /proc/thread-self/status.
+// Asked only when one is pending as a lease starts; unknown counts as yes.
+bool xfsz_pending_on_this_thread() {
+  char buf[4096];
+  size_t n = read_small_file("/proc/thread-self/status", buf, sizeof(buf) - 1);
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "\nSigPnd:");
+  if (!line) return true;
+  unsigned long long mask = 0;  // hex digits after a tab (not strtoull: this runs in signal handlers)
+  for (const char* c = line + 8; *c; ++c) {
+    if (*c == '\t' || *c == ' ') continue;
+    const int digit = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 : -1;
+    if (digit < 0) break;
+    mask = mask << 4 | static_cast<unsigned>(digit);
+  }
+  return (mask >> (SIGXFSZ - 1)) & 1;
+}
+
 // The descriptor one flush writes through. The writer thread keeps the file
 // open in its private descriptor table, where the application can neither
 // see nor close nor replace it. Any other thread (no writer thread could be
@@ -148,10 +181,16 @@ class FileLease {
     pthread_sigmask(SIG_BLOCK, &xfsz, &saved_mask_);
     sigset_t pending;
     sigpending(&pending);
-    xfsz_was_pending_ = sigismember(&pending, SIGXFSZ);
+    xfsz_merges_ = sigismember(&pending, SIGXFSZ) && xfsz_pending_on_this_thread();
+    w.raised_xfsz = false;
     w.fd = -1;  // opened by open_transient() at the first write of this lease
     w.fd_transient = true;
   }
+  // The SIGXFSZ a failed write raised is taken back, and only that one: the
+  // kernel sends it to this thread, and a wait takes a thread's own pending
+  // signal before the process's, so a SIGXFSZ sent to the process meanwhile
+  // (kill) stays pending for the program. Taken back only if it did not
+  // merge into one already pending on this thread (the program's, blocked).
   ~FileLease() {
     if (!transient_) return;
     // Closed only if it is still the trace file: the program may have closed
@@ -159,9 +198,7 @@ class FileLease {
     if (w.fd >= 0 && is_trace_file(w.fd)) sys::close(w.fd);
     w.fd = -1;
     w.fd_transient = false;
-    sigset_t pending;
-    sigpending(&pending);
-    if (!xfsz_was_pending_ && sigismember(&pending, SIGXFSZ)) {
+    if (w.raised_xfsz && !xfsz_merges_) {
       sigset_t xfsz;
       sigemptyset(&xfsz);
       sigaddset(&xfsz, SIGXFSZ);
@@ -175,7 +212,7 @@ class FileLease {
 
  private:
   bool transient_ = false;
-  bool xfsz_was_pending_ = false;
+  bool xfsz_merges_ = false;
   sigset_t saved_mask_{};
 };
 
@@ -221,6 +258,7 @@ bool append(const void* data, size_t n) {
     if (w.fd_transient && !is_trace_file(w.fd)) return false;
     long r = sys::pwrite(w.fd, p + done, n - done, static_cast<long>(w.offset + done));
     if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && errno == EFBIG) w.raised_xfsz = true;
     if (r <= 0) {
       sys::ftruncate(w.fd, static_cast<long>(w.offset));
       return false;
@@ -237,19 +275,6 @@ bool write_block(fmt::BlockType type, uint32_t count, bool compress, size_t comp
   if (!append(w.framer->data(), w.framer->size())) return false;
   w.index->push_back({static_cast<uint8_t>(type), at, count});
   return true;
-}
-
-size_t read_small_file(const char* path, char* buf, size_t cap) {
-  int fd = sys::open(path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  size_t n = 0;
-  while (n < cap) {
-    long r = sys::read(fd, buf + n, cap - n);
-    if (r <= 0) break;
-    n += static_cast<size_t>(r);
-  }
-  sys::close(fd);
-  return n;
 }
 
 int64_t rank_from_env() {

@@ -306,6 +306,19 @@ TEST(Edges, AFlushOnTheProgramsThreadLeavesItsErrnoAlone) {
   EXPECT_EQ(c.plain.out, "wrong errno: 0\n");
 }
 
+// SIGXFSZ sent to the process while the program's own thread flushes the
+// trace (no writer thread) with it blocked: the flush took it for the one
+// its write raised and threw it away (the program's handler missed some of
+// 300). Under a file size limit the trace's failed writes raise their own,
+// which must reach neither the handler nor the count.
+TEST(Edges, ASigxfszSentToTheProcessDuringAFlushReachesTheProgram) {
+  for (const char* mode : {"xfszkill", "xfszlimit"}) {
+    TempDir tmp;
+    Compared c = run_both(tmp, mode, 120);
+    EXPECT_EQ(c.plain.out, "sent 300, handled 300\n") << mode;
+  }
+}
+
 // A handler on an alternate stack mapped above the thread's stack jumps
 // within itself: that is no jump out of the interrupted open, and strata must
 // not take it for one (it recorded the handler's open inside its own, and

@@ -72,6 +72,13 @@
  *   edges trappedjump DIR a thread traps gettid with seccomp; the SIGSYS handler
  *                         emulates it and siglongjmps out of the thread's first call
  *                         (close(-1)) once; the thread then writes DIR/j 3 times (x86-64)
+ *   edges xfszkill DIR    the main thread leaves with pthread_exit (so a thread of the
+ *                         program flushes the trace); one thread reads descriptor -1
+ *                         without pause while another sends the process SIGXFSZ 300
+ *                         times, each once the handler counted the last (200 ms at
+ *                         most); prints how many the handler counted
+ *   edges xfszlimit DIR   xfszkill under RLIMIT_FSIZE 64 KiB (the trace's own writes
+ *                         fail with EFBIG, the kernel sending SIGXFSZ to the writer)
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
  *                         DIR/t, writes it 100 times and closes it */
@@ -954,6 +961,57 @@ static int errno_flush(void) {
   pthread_exit(NULL);
 }
 
+// SIGXFSZ sent to the process while the thread that flushes the trace has
+// it blocked for a write (no writer thread: main left through pthread_exit).
+static int xfsz_handled;
+static int xfsz_sending = 1;
+static void count_xfsz(int sig) {
+  (void)sig;
+  __atomic_add_fetch(&xfsz_handled, 1, __ATOMIC_SEQ_CST);
+}
+
+static void* read_until_sent(void* arg) {
+  char c;
+  while (__atomic_load_n(&xfsz_sending, __ATOMIC_SEQ_CST)) (void)!read(-1, &c, 1);
+  return arg;
+}
+
+static void* send_xfsz(void* arg) {
+  sigset_t xfsz;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &xfsz, NULL);  // so the reading thread takes each one
+  enum { kSends = 300 };
+  for (int i = 0; i < kSends; ++i) {
+    int before = __atomic_load_n(&xfsz_handled, __ATOMIC_SEQ_CST);
+    kill(getpid(), SIGXFSZ);
+    for (int ms = 0; ms < 200 && __atomic_load_n(&xfsz_handled, __ATOMIC_SEQ_CST) == before; ++ms) {
+      struct timespec ms1 = {0, 1000000};
+      nanosleep(&ms1, NULL);
+    }
+  }
+  __atomic_store_n(&xfsz_sending, 0, __ATOMIC_SEQ_CST);
+  pthread_join(*(pthread_t*)arg, NULL);
+  printf("sent %d, handled %d\n", kSends, __atomic_load_n(&xfsz_handled, __ATOMIC_SEQ_CST));
+  exit(0);
+  return arg;
+}
+
+static int xfsz_kill(int limit) {
+  if (limit) {
+    struct rlimit rl = {64 << 10, 64 << 10};
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 2;
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = count_xfsz;
+  sigaction(SIGXFSZ, &sa, NULL);
+  static pthread_t reader, sender;
+  if (pthread_create(&reader, NULL, read_until_sent, NULL) != 0) return 2;
+  if (pthread_create(&sender, NULL, send_xfsz, &reader) != 0) return 2;
+  pthread_exit(NULL);
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -984,6 +1042,8 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "shmfirst")) return shm_first();
   if (!strcmp(mode, "exitflush")) return exit_flush();
   if (!strcmp(mode, "errnoflush")) return errno_flush();
+  if (!strcmp(mode, "xfszkill")) return xfsz_kill(0);
+  if (!strcmp(mode, "xfszlimit")) return xfsz_kill(1);
   if (!strcmp(mode, "exitflush-child")) return exit_flush_child(argc > 3 ? argv[3] : "100");
   if (!strcmp(mode, "shmfirst-child")) return shm_first_child();
   if (!strcmp(mode, "timercancel")) {

@@ -58,6 +58,15 @@ void strata_thread_name(const char* name);
 /* Writes every buffered event of this process to disk now. */
 void strata_flush(void);
 
+/* For strata's Python layer: calls `callable` (CPython's os.fork or
+ * os.forkpty, a PyObject*) with no arguments and returns its result (a new
+ * reference, or NULL with the exception set). CPython 3.12 and later count
+ * the process's threads as the fork returns and warn when they find more
+ * than one: when strata's writer is the program's only other thread, it
+ * stops for the call and starts again after it. Call it through
+ * ctypes.PyDLL (with the GIL held), from a CPython process only. */
+void* strata_fork_call(void* callable);
+
 /* Tracing without the launcher (attach). strata_start starts tracing this
  * process into directory `dir` (created if missing) as `strata run` would: it
  * rewrites the GOT/PLT entries of every loaded object (and of objects loaded

@@ -972,6 +972,41 @@ def _patch_h5py(h5py):
 
 
 # --------------------------------------------------------------------------
+# os.fork on CPython 3.12 and later: the interpreter counts the process's
+# threads as the fork returns and warns "This process (pid=N) is
+# multi-threaded, use of fork() may lead to deadlocks in the child" when it
+# finds more than one. strata's writer thread is not the program's: os.fork
+# and os.forkpty become calls of strata_fork_call, which stops the writer
+# for the call when it is the only other thread, so a program warns under
+# strata exactly when it warns without. The stand-in runs no Python code of
+# its own: a warning still names the program's file, line and module (its
+# filters match as without strata).
+
+def _patch_fork(os_module):
+    import ctypes
+    process = ctypes.PyDLL(None)  # the GIL held, an exception raised after the call
+    process.PyObject_CallObject  # noqa: B018 - AttributeError: not CPython's C API
+    fork_call = process.strata_fork_call
+    fork_call.restype = ctypes.py_object
+    fork_call.argtypes = [ctypes.py_object]
+    for name in ("fork", "forkpty"):
+        orig = getattr(os_module, name, None)
+        if orig is not None:
+            setattr(os_module, name, _frameless_stand_in(orig, _MethodType(fork_call, orig)))
+
+
+def _frameless_stand_in(orig, call):
+    """A _StandIn whose call is `call`, a C callable, with no Python frame
+    between the caller and orig (a subclass per patch: a class attribute
+    __call__ that is no descriptor is called with the arguments alone)."""
+    cls = type(_StandIn)("_StandIn", (_StandIn,), {"__slots__": (), "__call__": call})
+    obj = object.__new__(cls)
+    _stand_in_orig.__set__(obj, orig)
+    _stand_in_call.__set__(obj, call)
+    return obj
+
+
+# --------------------------------------------------------------------------
 
 def install():
     """Installs the lazy patches when the runtime is recording this process.
@@ -999,6 +1034,11 @@ def install():
         pass
 
     sys.meta_path.insert(0, _PostImportFinder())
+    if sys.version_info >= (3, 12):
+        try:
+            _patch_fork(os)
+        except Exception:
+            _debug("os.fork instrumentation failed")
     on = lambda var: os.environ.get(var, "1") != "0"  # noqa: E731
     if on("STRATA_PY_TORCH"):
         _watch("torch", _patch_torch)

@@ -5,6 +5,7 @@
 // environment that lacks strata's variables get them back, so every process
 // of the job is traced.
 #include <aio.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <mqueue.h>
 #include <sys/syscall.h>
@@ -298,6 +299,34 @@ int setns(int fd, int nstype) {
   }
   if ((type & CLONE_NEWNS) && g_hot.active && !is_vfork_child()) writer_wait_fs_private();
   return with_writer_paused(type & CLONE_NEWUSER, [&] { return REAL(setns)(fd, nstype); });
+}
+
+// CPython 3.12 and later count the process's threads as os.fork returns in
+// the parent (3.12 before the at-fork hooks run, 3.13 after them) and warn
+// "This process is multi-threaded" when they find more than one. strata's
+// Python layer makes os.fork a call of this function through ctypes.PyDLL
+// (the GIL held, and no Python frame of strata's on the stack, so a warning
+// still names the program's line): when the writer is the program's only
+// other thread, it steps aside for the whole call, the count included, as
+// for unshare. `callable` is the original os.fork or os.forkpty (a
+// PyObject*); the result is its new reference, or NULL with its exception.
+void* strata_fork_call(void* callable) {
+  using CallObject = void* (*)(void*, void*);
+  static const auto call_object = reinterpret_cast<CallObject>(dlsym(RTLD_DEFAULT, "PyObject_CallObject"));
+  if (!call_object) return nullptr;  // not a CPython process: the layer never calls this
+  const int errno_before = errno;
+  const pid_t pid = sys::getpid();
+  const bool paused = g_hot.active && !is_vfork_child() && alone_with_writer() && writer_pause();
+  if (paused) wait_for_one_thread();
+  errno = errno_before;
+  void* result = call_object(callable, nullptr);
+  // The child started its own writer as it forked (fork_child).
+  if (paused && sys::getpid() == pid) {
+    const int saved_errno = errno;
+    writer_resume();
+    errno = saved_errno;
+  }
+  return result;
 }
 
 pid_t fork(void) {

@@ -1002,6 +1002,9 @@ void reset_for_new_file() {
 void writer_child_after_fork() {
   pthread_mutex_init(&w.mu, nullptr);
   pthread_mutex_init(&w.task_mu, nullptr);
+  // A fork made while the writer was paused (strata_fork_aside): the pause
+  // is the parent's, the child starts its own writer below.
+  new (&pause_mu) std::mutex;
   // The parent's descriptor lived in its writer thread's private table (or
   // only during a flush): the child's table holds nothing of strata's.
   reset_for_new_file();

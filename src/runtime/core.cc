@@ -367,8 +367,14 @@ void wake_writer_if_behind(ThreadState* t, uint64_t head) {
   if (ring_wants_writer(t->ring, head)) writer_wake();
 }
 
+// The thread is marked inside the runtime while the event is pushed (the
+// strata_* API calls this unmarked): a signal handler's interposed call
+// there would push into the same ring between the head's load and store, or
+// in the middle of its growth, and one of the two events would be lost or
+// read from a slot never written.
 void record_event(ThreadState* t, uint32_t name, uint64_t t0, uint64_t t1, int fd, uint32_t path,
                   int64_t offset, int64_t size, int64_t ret, int err) {
+  InternalScope pushing;
   push_event(t, make_event(name, t0, t1, fd, path, offset, size, ret, err, t->ctx));
 }
 

@@ -253,7 +253,12 @@ namespace {
 ThreadState* take_free_state() {
   for (ThreadState* it = g.threads.load(std::memory_order_acquire); it; it = it->next) {
     int expected = static_cast<int>(ThreadStatus::kFree);
-    if (it->status.compare_exchange_strong(expected, static_cast<int>(ThreadStatus::kLive))) return it;
+    if (it->status.compare_exchange_strong(expected, static_cast<int>(ThreadStatus::kLive))) {
+      // Freed empty (head == tail): back to its first pages, which the last
+      // owner touched, even if it had grown. The writer skips an empty ring.
+      ring_restart(it->ring, it->ring.head.load(std::memory_order_relaxed));
+      return it;
+    }
   }
   return nullptr;
 }

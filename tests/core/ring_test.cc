@@ -200,8 +200,13 @@ TEST(Ring, ConsumerWithTheLayoutBeforeACopyingGrowthReadsTheRightEvents) {
 // full, and a consumer that drains as the writer does, pausing once it has
 // read `pause_after` events, at a point of the first pages from where the
 // events the producer writes meanwhile wrap around their end before the ring
-// grows; returns what the consumer read.
-std::vector<int64_t> produce_and_consume(int64_t start_after, int64_t pause_after) {
+// grows; returns what the consumer read, and how the ring grew.
+struct Consumed {
+  std::vector<int64_t> seen;
+  uint64_t capacity;     // the ring's at the end
+  bool copied_wrapped;   // its growth copied events wrapped around the first pages' end
+};
+Consumed produce_and_consume(int64_t start_after, int64_t pause_after) {
   constexpr int64_t kEvents = 300000;
   RingFixture f(kWhole);
   std::atomic<bool> done{false};
@@ -239,7 +244,9 @@ std::vector<int64_t> produce_and_consume(int64_t start_after, int64_t pause_afte
     }
   }
   producer.join();
-  return seen;
+  // A growth that copied sets reuse_at to the head it met, past the old end.
+  const bool copied = f.t.ring.reuse_at - f.t.ring.base > kFirst;
+  return {std::move(seen), f.t.ring.capacity, copied};
 }
 
 // The ring grows while the consumer reads it: every event arrives once, in
@@ -247,14 +254,21 @@ std::vector<int64_t> produce_and_consume(int64_t start_after, int64_t pause_afte
 TEST(Ring, GrowingUnderAConsumerKeepsEveryEventInOrder) {
   // Late, then reading as the producer writes: the ring grows near 3/4 of
   // its first pages, maybe while this thread reads them.
-  expect_in_order(produce_and_consume(12000, INT64_MAX), 0, 300000);
+  const Consumed c = produce_and_consume(12000, INT64_MAX);
+  EXPECT_EQ(c.capacity, kWhole);
+  EXPECT_FALSE(c.copied_wrapped);
+  expect_in_order(c.seen, 0, 300000);
 }
 
 // The consumer keeps up, then pauses while the producer runs on: the ring
 // grows with events wrapped around its first pages' end, copied while the
-// consumer may be reading them (TSan: the copy's publication).
+// consumer sleeps, and read by the new layout as the producer goes on
+// (TSan: the copy's publication).
 TEST(Ring, GrowingWithWrappedEventsUnderAConsumerKeepsEveryEventInOrder) {
-  expect_in_order(produce_and_consume(0, 20000), 0, 300000);
+  const Consumed c = produce_and_consume(0, 20000);
+  EXPECT_EQ(c.capacity, kWhole);
+  EXPECT_TRUE(c.copied_wrapped);
+  expect_in_order(c.seen, 0, 300000);
 }
 
 }  // namespace

@@ -208,14 +208,10 @@ class CriticalPathState final : public PassState {
     }
   }
   std::string save() const override {
-    serial::Writer w;
-    auto copy = procs_;
-    w(copy);
-    return w.take();
+    return serial::save(procs_);
   }
   void load(std::string_view bytes) override {
-    serial::Reader r(bytes.data(), bytes.size());
-    r(procs_);
+    serial::load(bytes, procs_);
   }
   std::map<int64_t, CpProc>& procs() { return procs_; }
 

@@ -101,17 +101,11 @@ template <class Ar> void fields(Ar& ar, Job& x) {
      x.events, x.first_ts, x.last_ts, x.source_kind);
 }
 
-std::string save_job(const Job& job) {
-  serial::Writer w;
-  w(const_cast<Job&>(job));  // fields() serves both directions; the writer only reads
-  return w.take();
-}
+std::string save_job(const Job& job) { return serial::save(job); }
 
 void load_job(std::string_view bytes, Job& job) {
-  serial::Reader r(bytes.data(), bytes.size());
   job = Job{};
-  r(job);
-  if (!r.done()) throw std::runtime_error("serialised analysis state has trailing bytes");
+  serial::load(bytes, job);
 }
 
 // ---- merge ---------------------------------------------------------------------------

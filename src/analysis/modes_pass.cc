@@ -70,15 +70,10 @@ class ModesState final : public PassState {
     }
   }
   std::string save() const override {
-    serial::Writer w;
-    auto copy = switches_;
-    auto iterations = iterations_;
-    w(copy, iterations);
-    return w.take();
+    return serial::save(switches_, iterations_);
   }
   void load(std::string_view bytes) override {
-    serial::Reader r(bytes.data(), bytes.size());
-    r(switches_, iterations_);
+    serial::load(bytes, switches_, iterations_);
   }
   std::map<int64_t, std::vector<ModeSwitch>>& switches() { return switches_; }
   std::map<ThreadKey, std::vector<IterationMark>>& iterations() { return iterations_; }

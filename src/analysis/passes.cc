@@ -211,16 +211,13 @@ std::string UnitStates::save() const {
   std::vector<std::pair<std::string, std::string>> named;
   for (size_t i = 0; i < states_.size(); ++i)
     if (states_[i]) named.emplace_back(names_[i], states_[i]->save());
-  serial::Writer w;
-  w(named);
-  return w.take();
+  return serial::save(named);
 }
 
 void UnitStates::load(std::string_view bytes) {
   try {
     std::vector<std::pair<std::string, std::string>> named;
-    serial::Reader r(bytes.data(), bytes.size());
-    r(named);
+    serial::load(bytes, named);
     size_t k = 0;
     for (size_t i = 0; i < states_.size(); ++i) {
       if (!states_[i]) continue;

@@ -16,6 +16,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -165,5 +166,22 @@ class Reader {
   const char* p_;
   const char* end_;
 };
+
+// The bytes of some values, and the values back from them: all the bytes, or
+// an error. The writer only reads what fields() lists, so it reads the values
+// in place rather than from a copy.
+template <class... T>
+std::string save(const T&... xs) {
+  Writer w;
+  w(const_cast<T&>(xs)...);
+  return w.take();
+}
+
+template <class... T>
+void load(std::string_view bytes, T&... xs) {
+  Reader r(bytes.data(), bytes.size());
+  r(xs...);
+  if (!r.done()) throw std::runtime_error("serialised analysis state has trailing bytes");
+}
 
 }  // namespace strata::analysis::serial

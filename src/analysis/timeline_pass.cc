@@ -129,14 +129,10 @@ class TimelineState final : public PassState {
     for (auto& [pid, p] : static_cast<TimelineState&>(later).procs_) merge_proc(procs_[pid], p);
   }
   std::string save() const override {
-    serial::Writer w;
-    auto copy = procs_;
-    w(copy);
-    return w.take();
+    return serial::save(procs_);
   }
   void load(std::string_view bytes) override {
-    serial::Reader r(bytes.data(), bytes.size());
-    r(procs_);
+    serial::load(bytes, procs_);
   }
   std::map<int64_t, TimelineProc>& procs() { return procs_; }
 

@@ -168,15 +168,10 @@ class VerdictState final : public PassState {
     for (auto& [epoch, ns] : l.epoch_read_ns_) epoch_read_ns_[epoch] += ns;
   }
   std::string save() const override {
-    serial::Writer w;
-    auto copy = procs_;
-    auto epochs = epoch_read_ns_;
-    w(copy, epochs);
-    return w.take();
+    return serial::save(procs_, epoch_read_ns_);
   }
   void load(std::string_view bytes) override {
-    serial::Reader r(bytes.data(), bytes.size());
-    r(procs_, epoch_read_ns_);
+    serial::load(bytes, procs_, epoch_read_ns_);
     last_epoch_ns_ = nullptr;
   }
   const std::map<int64_t, VerdictProc>& procs() const { return procs_; }

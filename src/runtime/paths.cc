@@ -152,6 +152,48 @@ uint32_t path_at(int dirfd, const char* path) {
   return sid;
 }
 
+// Paths are joined and normalised, and links read, in buffers on the stack.
+// Most paths are short: a small buffer first, and a PATH_MAX one only for a
+// path that does not fit, in a frame of its own. An interposed call in a
+// signal handler running on a small alternate stack (a crash handler's
+// 8 KiB) then adds well under 1 KiB to it instead of 4 KiB, which
+// overflowed it (Safety.AHandlerOnAnAlternateStackHasItsStack).
+constexpr size_t kShortPath = 512;
+
+// path (n bytes, relative or not normal) joined to its base and normalised,
+// interned; `too_long` when it does not fit in N bytes.
+template <size_t N>
+__attribute__((noinline)) static uint32_t joined_path(int dirfd, const char* path, size_t n, bool& too_long) {
+  char buf[N];
+  size_t used = 0;
+  if (path[0] != '/') {
+    uint32_t base = 0;
+    if (dirfd == AT_FDCWD) {
+      base = g.cwd_sid.load(std::memory_order_acquire);
+    } else if (FdEntry* e = fd_entry(dirfd)) {
+      base = e->path.load(std::memory_order_relaxed);
+    }
+    if (base == 0) return 0;
+    const Interner::Entry& b = g.strings.get(base);
+    if (b.len + 2 >= sizeof(buf)) {
+      too_long = true;
+      return 0;
+    }
+    std::memcpy(buf, b.data, b.len);
+    used = b.len;
+    buf[used++] = '/';
+  }
+  if (used + n + 1 > sizeof(buf)) {
+    too_long = true;
+    return 0;
+  }
+  std::memcpy(buf + used, path, n + 1);
+  if (uint32_t sid = recent_path(buf, used + n)) return sid;
+  if (!needs_normalise(buf, used + n)) return intern_new_path(buf, used + n);
+  normalise(buf);
+  return intern_path(buf);
+}
+
 uint32_t path_at_unsaved(int dirfd, const char* path) {
   // Read no further than the kernel does (PATH_MAX bytes, then ENAMETOOLONG):
   // a path with no NUL there may run into memory that cannot be read, which
@@ -165,35 +207,44 @@ uint32_t path_at_unsaved(int dirfd, const char* path) {
     if (uint32_t sid = recent_path(path, n)) return sid;
     if (!needs_normalise(path, n)) return intern_new_path(path, n);
   }
-  char buf[kPathMax];
-  size_t used = 0;
-  if (path[0] != '/') {
-    uint32_t base = 0;
-    if (dirfd == AT_FDCWD) {
-      base = g.cwd_sid.load(std::memory_order_acquire);
-    } else if (FdEntry* e = fd_entry(dirfd)) {
-      base = e->path.load(std::memory_order_relaxed);
-    }
-    if (base == 0) return 0;
-    const Interner::Entry& b = g.strings.get(base);
-    if (b.len + 2 >= sizeof(buf)) return 0;
-    std::memcpy(buf, b.data, b.len);
-    used = b.len;
-    buf[used++] = '/';
+  bool too_long = false;
+  const uint32_t sid = joined_path<kShortPath>(dirfd, path, n, too_long);
+  return too_long ? joined_path<kPathMax>(dirfd, path, n, too_long) : sid;
+}
+
+template <size_t N>
+__attribute__((noinline)) static bool cwd_in(uint32_t& sid) {
+  char buf[N];
+  if (sys::getcwd(buf, sizeof(buf)) > 0) {
+    sid = intern_path(buf);
+    return true;
   }
-  if (used + n + 1 > sizeof(buf)) return 0;
-  std::memcpy(buf + used, path, n + 1);
-  if (uint32_t sid = recent_path(buf, used + n)) return sid;
-  if (!needs_normalise(buf, used + n)) return intern_new_path(buf, used + n);
-  normalise(buf);
-  return intern_path(buf);
+  return false;
 }
 
 void refresh_cwd() {
-  char buf[kPathMax];
   // A directory too deep for PATH_MAX leaves the cwd unknown: relative paths
   // under it then count as drops instead of resolving against a stale cwd.
-  g.cwd_sid.store(sys::getcwd(buf, sizeof(buf)) > 0 ? intern_path(buf) : 0, std::memory_order_release);
+  uint32_t sid = 0;
+  if (!cwd_in<kShortPath>(sid)) cwd_in<kPathMax>(sid);
+  g.cwd_sid.store(sid, std::memory_order_release);
+}
+
+// The interned target of /proc/self/fd/<fd>: -1 when it cannot be read, -2
+// when it may not fit in N bytes.
+template <size_t N>
+__attribute__((noinline)) static int64_t fd_link_sid(int fd) {
+  char link[32] = "/proc/self/fd/", digits[12], target[N];
+  int nd = 0;
+  for (unsigned v = static_cast<unsigned>(fd); nd == 0 || v != 0; v /= 10) digits[nd++] = static_cast<char>('0' + v % 10);
+  size_t at = std::strlen(link);
+  while (nd > 0) link[at++] = digits[--nd];
+  link[at] = '\0';
+  const long n = sys::readlink(link, target, sizeof(target) - 1);
+  if (n <= 0) return -1;
+  if (N < kPathMax && static_cast<size_t>(n) == sizeof(target) - 1) return -2;
+  target[n] = '\0';
+  return intern_path(target);
 }
 
 // First sight of a descriptor the runtime did not see opened: ask /proc.
@@ -207,12 +258,10 @@ static bool resolve_unknown(int fd, FdEntry* e) {
   if (sys::fstat(fd, &st) != 0) return false;
   uint32_t sid = 0;
   if (!S_ISSOCK(st.st_mode)) {
-    char link[64], target[kPathMax];
-    std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-    long n = sys::readlink(link, target, sizeof(target) - 1);
-    if (n <= 0) return false;
-    target[n] = '\0';
-    sid = intern_path(target);
+    int64_t got = fd_link_sid<kShortPath>(fd);
+    if (got == -2) got = fd_link_sid<kPathMax>(fd);
+    if (got < 0) return false;
+    sid = static_cast<uint32_t>(got);
   }
   const bool traced = !path_excluded(sid);
   const long pos = traced ? sys::lseek(fd, 0, SEEK_CUR) : 0;

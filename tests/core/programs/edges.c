@@ -79,6 +79,11 @@
  *                         most); prints how many the handler counted
  *   edges xfszlimit DIR   xfszkill under RLIMIT_FSIZE 64 KiB (the trace's own writes
  *                         fail with EFBIG, the kernel sending SIGXFSZ to the writer)
+ *   edges altstack DIR    a SIGUSR1 handler on a 64 KiB alternate stack, painted before,
+ *                         makes the first write to its stdout (a descriptor it never
+ *                         opened), opens DIR/a by absolute and by relative path (cwd DIR),
+ *                         stats it and fopens it; prints how many bytes of the
+ *                         alternate stack it used
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
  *                         DIR/t, writes it 100 times and closes it */
@@ -1012,6 +1017,39 @@ static int xfsz_kill(int limit) {
   pthread_exit(NULL);
 }
 
+// How much of an alternate signal stack a handler's calls use: crash handlers
+// run on small ones (8 KiB), which strata's 4 KiB path buffers overflowed.
+static void calls_on_the_alternate_stack(int sig) {
+  (void)sig;
+  (void)!write(1, "", 0);
+  int fd = open(at("a"), O_CREAT | O_WRONLY, 0644);
+  close(fd);
+  fd = open("a", O_RDONLY);
+  close(fd);
+  struct stat st;
+  stat(at("a"), &st);
+  FILE* f = fopen(at("a"), "r");
+  if (f) fclose(f);
+}
+
+static int stack_of_handler(void) {
+  enum { kSize = 64 << 10 };
+  static unsigned char stack[kSize];
+  memset(stack, 0xAA, sizeof stack);
+  stack_t ss = {.ss_sp = stack, .ss_size = kSize, .ss_flags = 0};
+  if (sigaltstack(&ss, NULL) != 0 || chdir(dir) != 0) return 2;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = calls_on_the_alternate_stack;
+  sa.sa_flags = SA_ONSTACK;
+  sigaction(SIGUSR1, &sa, NULL);
+  raise(SIGUSR1);
+  size_t untouched = 0;
+  while (untouched < sizeof stack && stack[untouched] == 0xAA) ++untouched;
+  printf("alternate stack used: %zu bytes\n", sizeof stack - untouched);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -1043,6 +1081,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "exitflush")) return exit_flush();
   if (!strcmp(mode, "errnoflush")) return errno_flush();
   if (!strcmp(mode, "xfszkill")) return xfsz_kill(0);
+  if (!strcmp(mode, "altstack")) return stack_of_handler();
   if (!strcmp(mode, "xfszlimit")) return xfsz_kill(1);
   if (!strcmp(mode, "exitflush-child")) return exit_flush_child(argc > 3 ? argv[3] : "100");
   if (!strcmp(mode, "shmfirst-child")) return shm_first_child();

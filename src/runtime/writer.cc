@@ -143,7 +143,7 @@ size_t read_small_file(const char* path, char* buf, size_t cap) {
 // Whether SIGXFSZ is pending on this thread itself, not only on the process
 // (sigpending tells the union): the SigPnd line of /proc/thread-self/status.
 // Asked only when one is pending as a lease starts; unknown counts as yes.
-bool xfsz_pending_on_this_thread() {
+__attribute__((noinline)) bool xfsz_pending_on_this_thread() {  // its 4 KiB frame only when asked
   char buf[4096];
   size_t n = read_small_file("/proc/thread-self/status", buf, sizeof(buf) - 1);
   buf[n] = '\0';

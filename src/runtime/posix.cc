@@ -712,9 +712,18 @@ int shm_open(const char* name, int oflag, mode_t mode) {
     t->busy = 1;
     t->busy_sp = 0;  // not an interposer's frame a longjmp could leave (signals.cc)
     while (*name == '/') ++name;
-    char path[kPathMax];
-    const int n = std::snprintf(path, sizeof(path), "/dev/shm/%s", name);
-    const uint32_t sid = n > 0 && static_cast<size_t>(n) < sizeof(path) ? intern_path(path) : 0;
+    // The call succeeded, so the name is at most NAME_MAX bytes (glibc's
+    // limit): a small buffer, not a PATH_MAX one in this interposer's frame.
+    constexpr char kDir[] = "/dev/shm/";
+    char path[sizeof(kDir) + NAME_MAX];
+    const size_t n = strnlen(name, NAME_MAX + 1);
+    uint32_t sid = 0;
+    if (n <= NAME_MAX) {
+      std::memcpy(path, kDir, sizeof(kDir) - 1);
+      std::memcpy(path + sizeof(kDir) - 1, name, n);
+      path[sizeof(kDir) - 1 + n] = '\0';
+      sid = intern_path(path);
+    }
     fd_opened(fd, sid, (oflag & O_APPEND) ? kPosFromKernel : 0);
     t->busy = 0;
     errno = saved;

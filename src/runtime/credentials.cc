@@ -9,6 +9,7 @@
 // before the set*id call that would find the threads disagreeing.
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <cstring>
 
 #include "runtime/real.h"
+#include "runtime/runtime.h"
 #include "runtime/writer.h"
 
 extern "C" int capset(cap_user_header_t header, const cap_user_data_t data);
@@ -108,6 +110,17 @@ int prctl(int option, ...) {
               va_arg(ap, unsigned long)};
   va_end(ap);
   int r = REAL(prctl)(option, c.a2, c.a3, c.a4, c.a5);
+  if (r == 0 && option == PR_SET_SECCOMP && c.a2 == SECCOMP_MODE_STRICT) {
+    // The thread may now make no system call but read, write, exit and
+    // sigreturn: any other kills it (a descriptor's first lookup, waking the
+    // writer). It records nothing more, marked inside the runtime for good;
+    // the writer writes what it recorded before.
+    if (strata::runtime::ThreadState* t = strata::runtime::t_state) {
+      t->busy = 1;
+      t->busy_sp = 0;  // no interposer's frame for a longjmp to leave
+    }
+    strata::runtime::t_done = true;  // and no state made for it later
+  }
   if (r == 0 && is_per_thread_credential(option, c.a2)) {
     int saved_errno = errno;
     strata::runtime::writer_run(prctl_on_writer, &c);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -696,9 +697,63 @@ uint64_t take_flush_request(uint32_t& ticket) {
   return v & kFlagBits;
 }
 
+// The main thread's wait status (/proc/self/stat's exit_code, field 52: the
+// leader's) when every thread of the program is gone and this one alone
+// keeps the process alive, else -1: the main thread is a zombie and counted
+// with this thread only. It left through a raw exit system call (the only
+// way out under SECCOMP_MODE_STRICT) or was killed alone, and no other
+// thread of the program remains.
+int program_gone_status() {
+  char buf[1024];
+  const size_t n = read_small_file("/proc/self/stat", buf, sizeof(buf) - 1);
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces or ')'
+  if (!p || p[1] != ' ' || p[2] != 'Z') return -1;
+  long fields[53] = {};
+  int field = 2;
+  for (const char* c = p + 1; *c && field < 52;) {  // fields 3.. after ')'
+    while (*c == ' ') ++c;
+    if (!*c || *c == '\n') break;
+    fields[++field] = std::strtol(c, nullptr, 10);
+    while (*c && *c != ' ') ++c;
+  }
+  if (field < 52 || fields[20] != 2) return -1;
+  return static_cast<int>(fields[52]);
+}
+
+// Without strata the process ended when its last thread did, with the main
+// thread's status. This thread blocks every signal, so it would have lived
+// on for ever, and `strata run` with it: it finishes the trace and ends the
+// process as the main thread did (the kernel reports the last thread's).
+[[noreturn]] void end_with_the_program(int status) {
+  lock_writer();
+  if (!g.finalized.load(std::memory_order_acquire)) {
+    FileLease lease;
+    flush_guarded(true);
+    g.finalized.store(true, std::memory_order_release);
+  }
+  unlock_writer();
+  if (const int sig = status & 0x7f) {  // killed (a strict-mode violation: SIGKILL)
+    struct {
+      void (*handler)(int) = SIG_DFL;
+      unsigned long flags = 0;
+      void* restorer = nullptr;
+      uint64_t mask = 0;
+    } dfl;  // the kernel's struct sigaction: no handler of the program's runs now
+    syscall(SYS_rt_sigaction, sig, &dfl, nullptr, sizeof(dfl.mask));
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+    syscall(SYS_tgkill, sys::getpid(), sys::gettid(), sig);
+  }
+  for (;;) syscall(SYS_exit, (status >> 8) & 0xff);
+}
+
 void writer_round(uint64_t interval_ns) {
   uint32_t ticket = 0;
   const uint64_t req = take_flush_request(ticket);
+  bool periodic = false;
   lock_writer();
   if (!g.finalized.load(std::memory_order_acquire)) {
     FileLease lease;
@@ -710,6 +765,7 @@ void writer_round(uint64_t interval_ns) {
     } else if (now - w.last_periodic_ns >= interval_ns) {
       flush_guarded(false);
       w.last_periodic_ns = now;
+      periodic = true;
     } else {
       drain_guarded(false);
     }
@@ -719,6 +775,10 @@ void writer_round(uint64_t interval_ns) {
     sys::futex_wake_all(&w.flush_done_seq);
   }
   unlock_writer();
+  if (periodic) {
+    const int status = program_gone_status();
+    if (status >= 0) end_with_the_program(status);
+  }
 }
 
 void* writer_main(void*) {

@@ -347,6 +347,43 @@ TEST(Edges, AHandlerOnAnAlternateStackHasItsStack) {
   EXPECT_EQ(opens, 2);  // by absolute and by relative path: both recorded, on the small buffers
 }
 
+// A process whose only thread leaves through the raw exit system call (the
+// one way out of seccomp strict mode) or is killed alone (a call strict mode
+// forbids) ends there without strata. strata's writer thread, which blocks
+// every signal, kept it alive for ever, and `strata run` with it; in strict
+// mode the program's next traced call was killed (a descriptor's lookup).
+// Now it ends within a flush interval, with the same status, and the trace
+// is complete with what was recorded before strict mode.
+TEST(Edges, AProcessWhoseOnlyThreadLeavesRawEndsAsWithoutStrata) {
+  struct Case {
+    const char* mode;
+    const char* file;
+    int code, signal;
+    const char* content;
+  };
+  for (const Case& k : {Case{"rawexit", "raw", 3, 0, "before\n"}, Case{"strict", "strict", 0, 0, "before\nin strict mode\n"},
+                        Case{"strictkill", "strict", -1, SIGKILL, "before\nin strict mode\n"}}) {
+    TempDir tmp;
+    RunResult plain = run({kEdges, k.mode, tmp.mkdir("plain")}, 30);
+    RunResult traced = strata_run(tmp.sub("trace"), {kEdges, k.mode, tmp.mkdir("traced")}, {"-q"}, 30);
+    ASSERT_FALSE(traced.timed_out) << k.mode << ": still running after 30 s";
+    if (k.signal) {
+      EXPECT_EQ(plain.signal, k.signal) << k.mode;
+      EXPECT_EQ(traced.code, 128 + k.signal) << k.mode;  // strata run's status for a command killed by it
+    } else {
+      EXPECT_EQ(plain.code, k.code) << k.mode;
+      EXPECT_EQ(traced.code, k.code) << k.mode << traced.err;
+    }
+    EXPECT_EQ(read_text(tmp.sub("plain") + "/" + k.file), k.content);
+    EXPECT_EQ(read_text(tmp.sub("traced") + "/" + k.file), k.content);
+    auto events = cat_trace(tmp.sub("trace"));
+    long writes = std::count_if(events.begin(), events.end(), [&](const Event& e) {
+      return e.name == "write" && e.path == tmp.sub("traced") + "/" + k.file;
+    });
+    EXPECT_EQ(writes, 1) << k.mode;  // the one before strict mode (none is recorded in it)
+  }
+}
+
 // A handler on an alternate stack mapped above the thread's stack jumps
 // within itself: that is no jump out of the interrupted open, and strata must
 // not take it for one (it recorded the handler's open inside its own, and

@@ -84,6 +84,12 @@
  *                         opened), opens DIR/a by absolute and by relative path (cwd DIR),
  *                         stats it and fopens it; prints how many bytes of the
  *                         alternate stack it used
+ *   edges rawexit DIR     writes DIR/raw, then its only thread leaves with the raw exit
+ *                         system call (status 3), as a program in seccomp strict mode must
+ *   edges strict DIR      writes DIR/strict, enters SECCOMP_MODE_STRICT, writes to it again
+ *                         (allowed), then the raw exit (status 0)
+ *   edges strictkill DIR  writes DIR/strict, enters SECCOMP_MODE_STRICT, then makes a call
+ *                         strict mode forbids (fstat): the kernel kills it (SIGKILL)
  *   edges ringless DIR    an address-space limit 1 MiB above what the process
  *                         maps, then a thread (64 KiB stack) that opens
  *                         DIR/t, writes it 100 times and closes it */
@@ -1050,6 +1056,25 @@ static int stack_of_handler(void) {
   return 0;
 }
 
+// A process whose only thread leaves without exit_group: the raw exit system
+// call, the one way out under seccomp strict mode (which allows read, write,
+// exit and sigreturn only, and kills the thread on any other call).
+static int leave_raw(const char* how) {
+  const int strict = strcmp(how, "rawexit") != 0;
+  int fd = open(at(strict ? "strict" : "raw"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (fd < 0 || write(fd, "before\n", 7) != 7) return 2;
+  if (strict) {
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0) return 2;
+    if (write(fd, "in strict mode\n", 15) != 15) syscall(SYS_exit, 4);
+    if (!strcmp(how, "strictkill")) {
+      struct stat st;
+      fstat(fd, &st);
+    }
+  }
+  syscall(SYS_exit, strict ? 0 : 3);
+  return 5;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -1082,6 +1107,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "errnoflush")) return errno_flush();
   if (!strcmp(mode, "xfszkill")) return xfsz_kill(0);
   if (!strcmp(mode, "altstack")) return stack_of_handler();
+  if (!strcmp(mode, "rawexit") || !strcmp(mode, "strict") || !strcmp(mode, "strictkill")) return leave_raw(mode);
   if (!strcmp(mode, "xfszlimit")) return xfsz_kill(1);
   if (!strcmp(mode, "exitflush-child")) return exit_flush_child(argc > 3 ? argv[3] : "100");
   if (!strcmp(mode, "shmfirst-child")) return shm_first_child();

@@ -200,6 +200,23 @@ void wait_for_one_thread() {
   }
 }
 
+// pthread_join returns a moment before the kernel takes the thread out of
+// the thread group (as above): waits until /proc no longer lists it, 100 ms
+// at most.
+void wait_for_thread_gone(int tid) {
+  char path[40] = "/proc/self/task/";
+  char digits[12];
+  int nd = 0;
+  for (unsigned v = static_cast<unsigned>(tid); nd == 0 || v != 0; v /= 10) digits[nd++] = static_cast<char>('0' + v % 10);
+  size_t at = std::strlen(path);
+  while (nd > 0) path[at++] = digits[--nd];
+  path[at] = '\0';
+  for (int i = 0; i < 1000 && syscall(SYS_faccessat, AT_FDCWD, path, F_OK) == 0; ++i) {
+    timespec ts{0, 100000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
 template <class Call>
 int with_writer_paused(bool needs_one_thread, Call call) {
   const int errno_before = errno;  // the checks' system calls must not show
@@ -316,8 +333,13 @@ void* strata_fork_call(void* callable) {
   if (!call_object) return nullptr;  // not a CPython process: the layer never calls this
   const int errno_before = errno;
   const pid_t pid = sys::getpid();
-  const bool paused = g_hot.active && !is_vfork_child() && alone_with_writer() && writer_pause();
-  if (paused) wait_for_one_thread();
+  // Whatever other threads the program has: its count must not include the
+  // writer (a thread the program joined just before may still be counted a
+  // moment, so "alone" cannot be decided before the fork). A writer started
+  // again by the previous fork may not have noted its tid yet: asked after
+  // the stop, which waits for the thread to end.
+  const bool paused = g_hot.active && !is_vfork_child() && writer_pause();
+  if (paused && writer_last_tid() > 0) wait_for_thread_gone(writer_last_tid());
   errno = errno_before;
   void* result = call_object(callable, nullptr);
   // The child started its own writer as it forked (fork_child).

@@ -875,6 +875,8 @@ int writer_thread_id() {
   return tid ? static_cast<int>(tid) : -1;
 }
 
+int writer_last_tid() { return static_cast<int>(w.writer_tid.load(std::memory_order_acquire)); }
+
 bool writer_thread_running() { return w.thread_running.load(std::memory_order_acquire) && sys::getpid() == g.pid; }
 
 // The program starts once the writer thread has made its start-up

@@ -25,6 +25,7 @@ void writer_stop_for_main_exit();   // the main thread calls pthread_exit: no wr
 // clone child that only sees the parent's state).
 bool writer_thread_running();
 bool on_writer_thread();            // the calling thread is the writer
+int writer_last_tid();              // the running or last stopped writer thread's tid, 0 if it never ran
 int writer_thread_id();             // its tid while it runs, -1 while it starts, 0 none
 uint64_t writer_dropped_total();
 // Runs fn(arg) on the writer thread and waits for it (bounded): for calls

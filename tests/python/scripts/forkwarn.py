@@ -5,6 +5,7 @@ there (test_semantics.py runs it plain and under strata run)."""
 import multiprocessing
 import os
 import threading
+import time
 
 
 def fork_and_wait():
@@ -31,5 +32,11 @@ if __name__ == "__main__":
     fork_and_wait()  # the one fork made with two threads of the program's
     release.set()
     thread.join()
+    # join returns a moment before the kernel takes the thread out of the
+    # process, and the interpreter counts the threads the kernel lists
+    for _ in range(1000):
+        if not os.path.exists("/proc/self/task/%d" % thread.native_id):
+            break
+        time.sleep(0.001)
     fork_and_wait()
     print("forked 5 times")

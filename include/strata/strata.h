@@ -62,8 +62,8 @@ void strata_flush(void);
  * os.forkpty, a PyObject*) with no arguments and returns its result (a new
  * reference, or NULL with the exception set). CPython 3.12 and later count
  * the process's threads as the fork returns and warn when they find more
- * than one: when strata's writer is the program's only other thread, it
- * stops for the call and starts again after it. Call it through
+ * than one: strata's writer thread stops for the call (the kernel no
+ * longer lists it) and starts again after it. Call it through
  * ctypes.PyDLL (with the GIL held), from a CPython process only. */
 void* strata_fork_call(void* callable);
 

@@ -977,7 +977,7 @@ def _patch_h5py(h5py):
 # multi-threaded, use of fork() may lead to deadlocks in the child" when it
 # finds more than one. strata's writer thread is not the program's: os.fork
 # and os.forkpty become calls of strata_fork_call, which stops the writer
-# for the call when it is the only other thread, so a program warns under
+# for the call, so a program warns under
 # strata exactly when it warns without. The stand-in runs no Python code of
 # its own: a warning still names the program's file, line and module (its
 # filters match as without strata).

@@ -323,9 +323,8 @@ int setns(int fd, int nstype) {
 // "This process is multi-threaded" when they find more than one. strata's
 // Python layer makes os.fork a call of this function through ctypes.PyDLL
 // (the GIL held, and no Python frame of strata's on the stack, so a warning
-// still names the program's line): when the writer is the program's only
-// other thread, it steps aside for the whole call, the count included, as
-// for unshare. `callable` is the original os.fork or os.forkpty (a
+// still names the program's line): the writer steps aside for the whole
+// call, the count included, as for unshare. `callable` is the original os.fork or os.forkpty (a
 // PyObject*); the result is its new reference, or NULL with its exception.
 void* strata_fork_call(void* callable) {
   using CallObject = void* (*)(void*, void*);
